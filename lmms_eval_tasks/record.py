@@ -1,0 +1,54 @@
+"""The per-question record: the contract between the task layer and `postprocess`.
+
+Every task's process_results returns it under the key `per_question`; lmms-eval merges that key
+into each line of the `--log_samples` JSONL. Fields may be added; the ones below are never renamed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+BENCHMARKS = ("MMT-Bench", "MMMU", "ScienceQA", "MME", "AI2D", "MathVista", "BLINK", "MMBench", "CAIT")
+SPLITS = ("val", "dev_val", "test", "testmini", "dev_en")
+MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
+
+# field -> allowed python types (None means JSON null is allowed)
+REQUIRED_FIELDS: dict[str, tuple] = {
+    "benchmark": (str,),
+    "split": (str,),
+    "subtask": (str,),
+    "question_id": (str,),
+    "variant": (str,),
+    "gold": (str, list, type(None)),
+    "response": (str,),
+    "prediction": (str, type(None)),
+    "correct": (bool, type(None)),
+    "match": (str,),
+}
+
+
+class RecordError(ValueError):
+    """A per-question record that breaks the contract; the message names the field."""
+
+
+def validate_record(record: Any) -> dict:
+    """Return the record if it satisfies the contract, else raise RecordError naming the field."""
+    if not isinstance(record, dict):
+        raise RecordError(f"per_question must be an object, got {type(record).__name__}")
+    for field, types in REQUIRED_FIELDS.items():
+        if field not in record:
+            raise RecordError(f"per_question lacks field '{field}'")
+        if not isinstance(record[field], types):
+            raise RecordError(
+                f"per_question field '{field}' has type {type(record[field]).__name__}, "
+                f"expected one of {[t.__name__ for t in types]}"
+            )
+    if record["benchmark"] not in BENCHMARKS:
+        raise RecordError(f"per_question field 'benchmark' is {record['benchmark']!r}, not one of {BENCHMARKS}")
+    if record["match"] not in MATCH_KINDS:
+        raise RecordError(f"per_question field 'match' is {record['match']!r}, not one of {MATCH_KINDS}")
+    if record["match"] == "none" and record["correct"] is True:
+        raise RecordError("per_question has match 'none' but correct true")
+    if not record["question_id"]:
+        raise RecordError("per_question field 'question_id' is empty")
+    return record
