@@ -1,0 +1,255 @@
+"""Benchmark adapters: one dataset row -> one canonical `Question`.
+
+This is the only benchmark-specific code of the task layer. Field names follow the hub datasets
+listed in docs/benchmarks (and VLMEvalKit's TSVs for AI2D); a missing or malformed field raises
+DocError naming the benchmark, the row and the field.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, DocError, Question
+
+MISSING_TEXT = {"", "nan", "none", "null"}
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and value.strip().lower() in MISSING_TEXT
+
+
+def _field(row: dict, name: str, where: str) -> Any:
+    if name not in row:
+        raise DocError(f"{where}: missing field '{name}' (fields present: {sorted(row)})")
+    return row[name]
+
+
+def _text(row: dict, name: str, where: str) -> str:
+    value = _field(row, name, where)
+    if _is_missing(value):
+        raise DocError(f"{where}: field '{name}' is empty")
+    return str(value)
+
+
+def _lettered_columns(row: dict) -> list[str]:
+    """Options held in columns A, B, C ... (null or 'nan' when absent), stopping at the first gap."""
+    options = []
+    for letter in LETTERS:
+        if letter not in row or _is_missing(row[letter]):
+            break
+        options.append(str(row[letter]))
+    return options
+
+
+def _gold_letter(value: Any, options: list[str], where: str, allow_missing: bool = False) -> str | None:
+    if _is_missing(value) or str(value).strip() == "?":
+        if allow_missing:
+            return None
+        raise DocError(f"{where}: field 'answer' is empty")
+    letter = str(value).strip().strip("()").upper()
+    if letter not in LETTERS[: len(options)]:
+        raise DocError(f"{where}: answer {value!r} is not one of the {len(options)} option letters")
+    return letter
+
+
+def _parse_list(value: Any, name: str, where: str) -> list:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if hasattr(value, "tolist"):
+        return list(value.tolist())
+    try:
+        parsed = ast.literal_eval(str(value))
+    except (ValueError, SyntaxError):
+        raise DocError(f"{where}: field '{name}' is not a list literal: {str(value)[:80]!r}") from None
+    if not isinstance(parsed, (list, tuple)):
+        raise DocError(f"{where}: field '{name}' holds {type(parsed).__name__}, expected a list")
+    return list(parsed)
+
+
+def mmt_bench(row: dict, position: int, split: str) -> Question:
+    where = f"MMT-Bench row {position}"
+    options = _lettered_columns(row)
+    if len(options) < 2:
+        raise DocError(f"{where}: fewer than two options in columns A..")
+    return Question(
+        benchmark="MMT-Bench", split=split, subtask=_text(row, "l2-category", where),
+        question_id=_text(row, "index", where), kind=MCQ, text=_text(row, "question", where),
+        image_fields=["image"], options=options, gold=_gold_letter(_field(row, "answer", where), options, where),
+        details={"category": row.get("category")},
+    )
+
+
+IMAGE_PLACEHOLDER = re.compile(r"<image (\d+)>")
+
+
+def mmmu(row: dict, position: int, split: str) -> Question:
+    qid = _text(row, "id", f"MMMU row {position}")
+    where = f"MMMU {qid}"
+    text = _text(row, "question", where)
+    question_type = _text(row, "question_type", where)
+    options = [str(o) for o in _parse_list(_field(row, "options", where), "options", where)]
+    referenced = IMAGE_PLACEHOLDER.findall(" ".join([text, *options]))
+    image_fields = [f"image_{n}" for n in dict.fromkeys(referenced)] or [f"image_{n}" for n in range(1, 8)]
+    answer = row.get("answer")
+    common = dict(benchmark="MMMU", split=split, subtask=_text(row, "subfield", where), question_id=qid,
+                  text=text, image_fields=image_fields, details={"subject": row.get("subject"), "question_type": question_type})
+    if question_type == "open":
+        golds = None if _is_missing(answer) or str(answer).strip() == "?" else _open_golds(answer)
+        return Question(kind=OPEN, gold=golds, prompt_style="open", **common)
+    if len(options) < 2:
+        raise DocError(f"{where}: multiple-choice question with {len(options)} options")
+    return Question(kind=MCQ, options=options, gold=_gold_letter(answer, options, where, allow_missing=True), **common)
+
+
+def _open_golds(answer: Any) -> list[str]:
+    text = str(answer).strip()
+    if text.startswith("["):
+        try:
+            return [str(a) for a in ast.literal_eval(text)]
+        except (ValueError, SyntaxError):
+            pass
+    return [text]
+
+
+def scienceqa(row: dict, position: int, split: str) -> Question:
+    where = f"ScienceQA row {position}"
+    options = [str(c) for c in _parse_list(_field(row, "choices", where), "choices", where)]
+    answer = _field(row, "answer", where)
+    if not isinstance(answer, (int,)) and not str(answer).isdigit():
+        raise DocError(f"{where}: answer {answer!r} is not an option index")
+    if not 0 <= int(answer) < len(options):
+        raise DocError(f"{where}: answer index {answer} outside the {len(options)} choices")
+    return Question(
+        benchmark="ScienceQA", split=split, subtask=_text(row, "category", where),
+        question_id=f"scienceqa-{split}-{position}", kind=MCQ, text=_text(row, "question", where),
+        image_fields=["image"], options=options, gold=LETTERS[int(answer)],
+        details={"subject": row.get("subject"), "hint": row.get("hint")},
+    )
+
+
+def mme(row: dict, position: int, split: str) -> Question:
+    where = f"MME row {position}"
+    gold = _text(row, "answer", where).strip().capitalize()
+    if gold not in ("Yes", "No"):
+        raise DocError(f"{where}: answer {gold!r} is not Yes/No")
+    return Question(
+        benchmark="MME", split=split, subtask=_text(row, "category", where),
+        question_id=_text(row, "question_id", where), kind=YES_NO, text=_text(row, "question", where),
+        image_fields=["image"], gold=gold, prompt_style="as_is",
+    )
+
+
+def ai2d(row: dict, position: int, split: str) -> Question:
+    where = f"AI2D row {position}"
+    options = _lettered_columns(row)
+    if len(options) < 2:
+        raise DocError(f"{where}: fewer than two options in columns A..")
+    return Question(
+        benchmark="AI2D", split=split, subtask=_text(row, "category", where),
+        question_id=_text(row, "index", where), kind=MCQ, text=_text(row, "question", where),
+        image_fields=["image"], options=options, gold=_gold_letter(_field(row, "answer", where), options, where),
+        prompt_style="vlmevalkit",
+    )
+
+
+def mathvista(row: dict, position: int, split: str) -> Question:
+    qid = _text(row, "pid", f"MathVista row {position}")
+    where = f"MathVista pid {qid}"
+    metadata = _field(row, "metadata", where)
+    if not isinstance(metadata, dict) or _is_missing(metadata.get("task")):
+        raise DocError(f"{where}: field 'metadata.task' is missing")
+    answer = _text(row, "answer", where)
+    answer_type = _text(row, "answer_type", where)
+    precision = row.get("precision")
+    common = dict(benchmark="MathVista", split=split, subtask=str(metadata["task"]), question_id=qid,
+                  text=_text(row, "query", where), image_fields=["decoded_image"], answer_type=answer_type,
+                  precision=None if _is_missing(precision) else int(float(precision)),
+                  details={"question_type": row.get("question_type")})
+    choices = row.get("choices")
+    if row.get("question_type") == "multi_choice":
+        options = [str(c) for c in _parse_list(choices, "choices", where)]
+        if answer not in options:
+            raise DocError(f"{where}: answer {answer!r} is not one of the choices {options}")
+        return Question(kind=MCQ, options=options, gold=LETTERS[options.index(answer)], prompt_style="embedded_choices", **common)
+    return Question(kind=NUMERIC if answer_type in ("integer", "float", "list") else OPEN,
+                    gold=answer if answer_type in ("integer", "float", "list") else [answer], prompt_style="as_is", **common)
+
+
+def blink(row: dict, position: int, split: str) -> Question:
+    qid = _text(row, "idx", f"BLINK row {position}")
+    where = f"BLINK {qid}"
+    options = [str(c) for c in _parse_list(_field(row, "choices", where), "choices", where)]
+    subtask = row.get("sub_task")
+    if _is_missing(subtask):  # the idx carries it too: val_Multi-view_Reasoning_12
+        found = re.match(r"^[a-z]+_(.+)_\d+$", qid)
+        if not found:
+            raise DocError(f"{where}: no 'sub_task' field and the idx does not name one")
+        subtask = found.group(1).replace("_", " ")
+    return Question(
+        benchmark="BLINK", split=split, subtask=str(subtask), question_id=qid, kind=MCQ,
+        text=_text(row, "prompt", where), image_fields=[f"image_{n}" for n in range(1, 5)], options=options,
+        gold=_gold_letter(_field(row, "answer", where), options, where), prompt_style="embedded_choices",
+    )
+
+
+def mmbench(row: dict, position: int, split: str) -> Question:
+    where = f"MMBench row {position}"
+    options = _lettered_columns(row)
+    if len(options) < 2:
+        raise DocError(f"{where}: fewer than two options in columns A..")
+    l2 = row.get("L2-category", row.get("l2-category"))
+    if _is_missing(l2):
+        raise DocError(f"{where}: missing field 'L2-category'")
+    index = _text(row, "index", where)
+    hint = row.get("hint")
+    return Question(
+        benchmark="MMBench", split=split, subtask=str(l2), question_id=index, kind=MCQ,
+        text=_text(row, "question", where), image_fields=["image"], options=options,
+        gold=_gold_letter(_field(row, "answer", where), options, where), hint=None if _is_missing(hint) else str(hint),
+        details={"category": row.get("category"), "circular_group": int(float(index)) % 1_000_000},
+    )
+
+
+def mme_question_ids(rows: Iterable[Question]) -> None:
+    """MME's question_id names the image, shared by its two questions: suffix the occurrence (#0, #1) in file order."""
+    seen: Counter[str] = Counter()
+    for question in rows:
+        base = question.question_id
+        question.question_id = f"{base}#{seen[base]}"
+        seen[base] += 1
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    split: str
+    adapter: Callable[[dict, int, str], Question]
+    image_columns: tuple[str, ...]
+    require_image: bool = False  # ScienceQA-IMG: keep only questions that come with an image
+    finalize: Callable[[list[Question]], None] | None = None
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    b.name + ":" + b.split: b
+    for b in (
+        Benchmark("MMT-Bench", "val", mmt_bench, ("image",)),
+        Benchmark("MMMU", "dev_val", mmmu, tuple(f"image_{n}" for n in range(1, 8))),
+        Benchmark("MMMU", "test", mmmu, tuple(f"image_{n}" for n in range(1, 8))),
+        Benchmark("ScienceQA", "test", scienceqa, ("image",), require_image=True),
+        Benchmark("MME", "test", mme, ("image",), finalize=mme_question_ids),
+        Benchmark("AI2D", "test", ai2d, ("image",)),
+        Benchmark("MathVista", "testmini", mathvista, ("decoded_image",)),
+        Benchmark("BLINK", "val", blink, tuple(f"image_{n}" for n in range(1, 5))),
+        Benchmark("MMBench", "dev_en", mmbench, ("image",)),
+    )
+}

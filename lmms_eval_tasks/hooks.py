@@ -1,0 +1,138 @@
+"""The lmms-eval hooks every task YAML points at; none of them is benchmark-specific.
+
+process_docs turns each dataset row into a canonical question (adapters.py), applies the task's
+variant and stores the question and its prompt in two columns, so the other hooks only read them:
+  invscale_question  the Question as JSON (gold remapped, options in the shown order)
+  invscale_prompt    the text sent to the model
+Each task's process_docs is `docs_<task name>` below, generated from the catalog.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import datasets
+from loguru import logger
+
+from .adapters import BENCHMARKS, Benchmark
+from .catalog import TASKS
+from .prompts import build_prompt
+from .question import DocError, Question, load_image
+from .scoring import per_question_record, response_text, score
+from .variants import VARIANTS, apply_variant, takes_part
+
+QUESTION_COLUMN = "invscale_question"
+PROMPT_COLUMN = "invscale_prompt"
+
+
+def _metadata_rows(dataset: datasets.Dataset, benchmark: Benchmark) -> list[dict]:
+    """Rows without image columns (decoding every image just to read the question would be slow)."""
+    skip = set(benchmark.image_columns) | {
+        name for name, feature in dataset.features.items() if isinstance(feature, datasets.Image)
+    }
+    return dataset.select_columns([c for c in dataset.column_names if c not in skip]).to_list()
+
+
+def _has_image(dataset: datasets.Dataset, column: str) -> list[bool]:
+    if column not in dataset.column_names:
+        raise DocError(f"dataset has no image column '{column}' (columns: {dataset.column_names})")
+    if isinstance(dataset.features[column], datasets.Image):
+        dataset = dataset.cast_column(column, datasets.Image(decode=False))
+    return [value is not None and value != "" and value != {"bytes": None, "path": None} for value in dataset[column]]
+
+
+def questions_for(dataset: datasets.Dataset, benchmark: Benchmark) -> tuple[list[int], list[Question]]:
+    """(row positions kept, their questions) in dataset order."""
+    rows = _metadata_rows(dataset, benchmark)
+    keep = _has_image(dataset, benchmark.image_columns[0]) if benchmark.require_image else [True] * len(rows)
+    positions = [i for i, kept in enumerate(keep) if kept]
+    questions = [benchmark.adapter(rows[i], i, benchmark.split) for i in positions]
+    if benchmark.finalize:
+        benchmark.finalize(questions)
+    duplicates = [qid for qid, count in Counter(q.question_id for q in questions).items() if count > 1]
+    if duplicates:
+        raise DocError(f"{benchmark.name} {benchmark.split}: {len(duplicates)} duplicate question ids, e.g. {duplicates[:5]}")
+    if benchmark.require_image:
+        logger.info(f"{benchmark.name} {benchmark.split}: kept {len(positions)} of {len(rows)} questions that have an image")
+    return positions, questions
+
+
+def prepare_docs(dataset: datasets.Dataset, task: str) -> datasets.Dataset:
+    entry = TASKS[task]
+    benchmark, variant = BENCHMARKS[entry.benchmark_key], VARIANTS[entry.variant]
+    positions, questions = questions_for(dataset, benchmark)
+    selected = [(p, q) for p, q in zip(positions, questions) if takes_part(variant, q)]
+    if len(selected) < len(questions):
+        logger.info(
+            f"{task}: {len(questions) - len(selected)} of {len(questions)} questions do not have exactly four "
+            f"options and are not part of the {variant.name} variant"
+        )
+    shown = [(p, apply_variant(q, variant), q.options) for p, q in selected]
+    prompts = [build_prompt(q, cot=variant.cot, original_options=original) for _, q, original in shown]
+    return (
+        dataset.select([p for p, _, _ in shown])
+        .add_column(QUESTION_COLUMN, [q.to_json() for _, q, _ in shown])
+        .add_column(PROMPT_COLUMN, prompts)
+    )
+
+
+def _docs_hook(task: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
+    def hook(dataset: datasets.Dataset) -> datasets.Dataset:
+        return prepare_docs(dataset, task)
+
+    hook.__name__ = f"docs_{task}"
+    return hook
+
+
+globals().update({f"docs_{task}": _docs_hook(task) for task in TASKS})
+
+
+def question_of(doc: dict) -> Question:
+    return Question.from_json(doc[QUESTION_COLUMN])
+
+
+def doc_to_visual(doc: dict) -> list:
+    question = question_of(doc)
+    where = f"{question.benchmark} {question.question_id}"
+    return [load_image(doc[field], f"{where} field '{field}'") for field in question.image_fields if doc.get(field) is not None]
+
+
+def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return doc[PROMPT_COLUMN]
+
+
+def doc_to_target(doc: dict) -> str:
+    gold = question_of(doc).gold
+    return "" if gold is None else str(gold)
+
+
+def process_results(doc: dict, results: list) -> dict:
+    question = question_of(doc)
+    response = response_text(results)
+    outcome = score(question, response)
+    scored = {"correct": outcome.correct, "subtask": question.subtask, "match": outcome.match}
+    return {
+        "accuracy": scored,
+        "subtask_accuracy": scored,
+        "unparsed_rate": scored,
+        "per_question": per_question_record(question, response, outcome),
+    }
+
+
+def aggregate_accuracy(items: list[dict]) -> float | None:
+    """Mean correctness over questions with a known gold; None when no gold is known (MMMU test)."""
+    known = [item["correct"] for item in items if item["correct"] is not None]
+    return sum(known) / len(known) if known else None
+
+
+def aggregate_subtask_accuracy(items: list[dict]) -> dict[str, float | None]:
+    by_subtask: dict[str, list[dict]] = {}
+    for item in items:
+        by_subtask.setdefault(item["subtask"], []).append(item)
+    return {subtask: aggregate_accuracy(group) for subtask, group in sorted(by_subtask.items())}
+
+
+def aggregate_unparsed_rate(items: list[dict]) -> float:
+    """Share of responses from which no answer could be extracted (scored wrong)."""
+    return sum(item["match"] == "none" for item in items) / len(items) if items else 0.0

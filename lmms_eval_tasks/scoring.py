@@ -1,0 +1,173 @@
+"""Scoring shared by every task: extraction -> matching -> (optional) adjudication -> the per-question record.
+
+Matching rules:
+  mcq      the extracted letter equals the gold letter (MathVista: the letter of the gold option text).
+  yes_no   the extracted Yes/No equals the gold.
+  numeric  MathVista integer: the extracted number equals the gold as an integer; float: both rounded
+           to `precision` decimals are equal; list: the numbers of the response's answer, in order,
+           equal the gold list's.
+  open     MMMU open (and MathVista free text): the response's answer part (its last "Answer:" line,
+           else its last "answer is" statement, else the whole response) contains one of the
+           acceptable golds after normalisation; numeric golds also match a number in that part when
+           both round to the same value at 2 decimals (as MMMU's official evaluator).
+When no gold is known (MMMU test without answers) `correct` is None.
+
+Adjudication: when extraction is inconclusive, a registered adjudicator (an LLM judge, another issue)
+may decide; its decision is recorded with match "judge". None is registered by default; set one with
+`set_adjudicator(fn)` or the environment variable INVSCALE_ADJUDICATOR="package.module:function".
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .extraction import (
+    NUMBER,
+    Extraction,
+    extract_choice,
+    extract_number,
+    extract_yes_no,
+    final_answer_segment,
+    inconclusive,
+    normalise_text,
+    parse_number,
+    strip_reasoning,
+)
+from .question import MCQ, NUMERIC, OPEN, YES_NO, Question
+
+Adjudicator = Callable[[Question, str, Extraction], Extraction | None]
+_adjudicator: Adjudicator | None = None
+ADJUDICATOR_ENV = "INVSCALE_ADJUDICATOR"
+
+
+def set_adjudicator(adjudicator: Adjudicator | None) -> None:
+    """Register the fallback for inconclusive extractions; it returns an Extraction with match 'judge', or None."""
+    global _adjudicator
+    _adjudicator = adjudicator
+
+
+def current_adjudicator() -> Adjudicator | None:
+    if _adjudicator is None and os.environ.get(ADJUDICATOR_ENV):
+        module, _, name = os.environ[ADJUDICATOR_ENV].partition(":")
+        set_adjudicator(getattr(importlib.import_module(module), name))
+    return _adjudicator
+
+
+@dataclass(frozen=True)
+class Outcome:
+    prediction: str | None
+    correct: bool | None
+    match: str
+    rule: str
+
+
+def extract(question: Question, response: str) -> Extraction:
+    if question.kind == MCQ:
+        return extract_choice(response, question.options, question.letters)
+    if question.kind == YES_NO:
+        return extract_yes_no(response)
+    if question.kind == NUMERIC and question.answer_type in ("integer", "float"):
+        return extract_number(response)
+    return extract_answer_part(response)
+
+
+def extract_answer_part(response: str) -> Extraction:
+    """For open answers: the last 'Answer:' line, else the last 'answer is' statement, else the whole text."""
+    text = strip_reasoning(response)
+    if not text:
+        return inconclusive("empty")
+    segment = final_answer_segment(text)
+    if segment is not None:
+        return Extraction(segment, "exact", "answer_line")
+    statements = re.findall(r"answer\s*(?:is|:)\s*([^\n]+)", text, re.IGNORECASE)
+    if statements:
+        return Extraction(statements[-1].strip(), "exact", "answer_statement")
+    return Extraction(text, "exact", "whole")
+
+
+def is_correct(question: Question, prediction: str) -> tuple[bool, str]:
+    """(correct, match kind) for a prediction that extraction found."""
+    gold = question.gold
+    if question.kind in (MCQ, YES_NO):
+        return prediction == gold, "letter" if question.kind == MCQ else "yes_no"
+    if question.kind == NUMERIC:
+        return numeric_equal(prediction, str(gold), question.answer_type, question.precision), "numeric"
+    return open_answer_matches(prediction, gold if isinstance(gold, list) else [str(gold)])
+
+
+def numeric_equal(prediction: str, gold: str, answer_type: str | None, precision: int | None) -> bool:
+    if answer_type == "list":
+        predicted = [parse_number(n) for n in NUMBER.findall(prediction)]
+        expected = [parse_number(n) for n in NUMBER.findall(gold)]
+        return bool(expected) and predicted == expected
+    value, target = parse_number(prediction), parse_number(gold)
+    if value is None or target is None:
+        return False
+    if answer_type == "integer":
+        return value.is_integer() and int(value) == int(target)
+    digits = precision if precision is not None else 2
+    return round(value, digits) == round(target, digits)
+
+
+def open_answer_matches(prediction: str, golds: list[str]) -> tuple[bool, str]:
+    normalised = f" {normalise_text(prediction)} "
+    numbers = {round(v, 2) for n in NUMBER.findall(prediction) if (v := parse_number(n)) is not None}
+    any_numeric = False
+    for gold in golds:
+        target = parse_number(gold.strip())
+        if target is not None:
+            any_numeric = True
+            if round(target, 2) in numbers:
+                return True, "numeric"
+        elif normalise_text(gold) and f" {normalise_text(gold)} " in normalised:
+            return True, "exact"
+    return False, "numeric" if any_numeric else "exact"
+
+
+def score(question: Question, response: str) -> Outcome:
+    extraction = extract(question, response)
+    if not extraction.found and (adjudicator := current_adjudicator()) is not None:
+        extraction = adjudicator(question, response, extraction) or extraction
+    if not extraction.found:
+        return Outcome(None, None if question.gold is None else False, "none", extraction.rule)
+    if question.gold is None:
+        return Outcome(extraction.prediction, None, extraction.match, extraction.rule)
+    correct, match = is_correct(question, extraction.prediction)
+    if extraction.match in ("option_text", "judge"):
+        match = extraction.match
+    return Outcome(extraction.prediction, correct, match, extraction.rule)
+
+
+def per_question_record(question: Question, response: str, outcome: Outcome) -> dict:
+    """The record of record.REQUIRED_FIELDS plus the details a reader needs to audit the decision."""
+    return {
+        "benchmark": question.benchmark,
+        "split": question.split,
+        "subtask": question.subtask,
+        "question_id": question.question_id,
+        "variant": question.variant,
+        "gold": question.gold,
+        "response": response,
+        "prediction": outcome.prediction,
+        "correct": outcome.correct,
+        "match": outcome.match,
+        "rule": outcome.rule,
+        "kind": question.kind,
+        "options": question.options,
+        "permutation": question.permutation,
+        "details": json.loads(json.dumps(question.details, default=str)),
+    }
+
+
+def response_text(results: list) -> str:
+    """lmms-eval hands process_results a list holding the response (older versions nest it once more)."""
+    value = results[0] if results else ""
+    while isinstance(value, (list, tuple)):
+        value = value[0] if value else ""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
