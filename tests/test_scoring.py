@@ -1,0 +1,151 @@
+"""Scoring: matching rules per question kind, variants' gold remapping, the adjudicator seam, the record."""
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lmms_eval_tasks import scoring
+from lmms_eval_tasks.extraction import Extraction
+from lmms_eval_tasks.question import MCQ, NUMERIC, OPEN, YES_NO, Question
+from lmms_eval_tasks.record import validate_record
+from lmms_eval_tasks.scoring import per_question_record, score
+from lmms_eval_tasks.variants import VARIANTS, apply_variant, permutation_for, takes_part
+
+
+def question(kind=MCQ, **fields):
+    base = dict(benchmark="BLINK", split="val", subtask="Jigsaw", question_id="val_Jigsaw_1", kind=kind,
+                text="Which piece fits?", image_fields=["image_1"])
+    if kind == MCQ:
+        base.update(options=["the first piece", "the second piece", "the third piece", "the fourth piece"], gold="B")
+    base.update(fields)
+    return Question(**base)
+
+
+def test_mcq_correct_wrong_and_unparsed():
+    q = question()
+    assert score(q, "The answer is (B).") == scoring.Outcome("B", True, "letter", "answer_statement")
+    assert score(q, "A").correct is False
+    unparsed = score(q, "I am not sure.")
+    assert (unparsed.prediction, unparsed.correct, unparsed.match) == (None, False, "none")
+
+
+def test_option_text_answers_are_scored_and_labelled():
+    assert score(question(), "the second piece").match == "option_text"
+    assert score(question(), "the second piece").correct is True
+
+
+def test_yes_no():
+    q = question(kind=YES_NO, gold="No", prompt_style="as_is")
+    assert score(q, "No, it is not.").correct is True
+    assert score(q, "Yes").correct is False
+
+
+@pytest.mark.parametrize(
+    "answer_type, precision, gold, response, correct",
+    [
+        ("integer", None, "12", "12", True),
+        ("integer", None, "12", "The answer is 12.0", True),
+        ("integer", None, "12", "12.5", False),
+        ("float", 2, "1.45", "1.449", True),
+        ("float", 2, "1.45", "1.46", False),
+        ("float", 1, "0.6", "Answer: 0.61", True),
+        ("list", None, "[2, 7, 9]", "[2, 7, 9]", True),
+        ("list", None, "[2, 7, 9]", "[2, 9, 7]", False),
+    ],
+)
+def test_mathvista_numeric_answers(answer_type, precision, gold, response, correct):
+    q = question(kind=NUMERIC, gold=gold, answer_type=answer_type, precision=precision, options=[], prompt_style="as_is")
+    assert score(q, response).correct is correct
+
+
+def test_mathvista_choice_letter_maps_to_the_gold_option_text():
+    q = question(options=["3", "4", "5", "6"], gold="C", prompt_style="embedded_choices")
+    assert score(q, "(C) 5").correct is True
+    assert score(q, "5").correct is True  # the option text itself
+
+
+@pytest.mark.parametrize(
+    "golds, response, correct, match",
+    [
+        (["24", "24.0"], "24", True, "numeric"),
+        (["24", "24.0"], "The yield is 24.00 percent.\nAnswer: 24.00", True, "numeric"),
+        (["3.43"], "3.4", False, "numeric"),
+        (["carbon dioxide"], "Answer: Carbon Dioxide", True, "exact"),
+        (["carbon dioxide"], "oxygen", False, "exact"),
+    ],
+)
+def test_mmmu_open_answers(golds, response, correct, match):
+    q = question(kind=OPEN, gold=golds, options=[], prompt_style="open")
+    outcome = score(q, response)
+    assert (outcome.correct, outcome.match) == (correct, match)
+
+
+def test_unknown_gold_scores_null_not_wrong():
+    outcome = score(question(gold=None), "B")
+    assert (outcome.prediction, outcome.correct) == ("B", None)
+
+
+def test_adjudicator_decides_only_inconclusive_responses():
+    calls = []
+
+    def judge(q, response, extraction):
+        calls.append(response)
+        return Extraction("B", "judge", "llm")
+
+    scoring.set_adjudicator(judge)
+    try:
+        assert score(question(), "The piece that fits is the one on the right.").match == "judge"
+        assert score(question(), "A").match == "letter"
+        assert calls == ["The piece that fits is the one on the right."]
+    finally:
+        scoring.set_adjudicator(None)
+
+
+def test_record_satisfies_the_contract():
+    q = question()
+    record = per_question_record(q, "(B)", score(q, "(B)"))
+    assert validate_record(record) is record
+    assert record["prediction"] == "B" and record["correct"] is True and record["variant"] == "direct"
+
+
+@pytest.mark.parametrize("variant", ["reverse", "shift1", "shift2", "shift3"])
+def test_reordering_keeps_the_question_id_and_the_gold_option(variant):
+    q = question()
+    shown = apply_variant(q, VARIANTS[variant])
+    assert shown.question_id == q.question_id and shown.variant == variant
+    assert shown.options[shown.letters.index(shown.gold)] == q.options[q.letters.index(q.gold)]
+    assert sorted(shown.options) == sorted(q.options)
+
+
+def test_shift_moves_each_option_k_places():
+    assert permutation_for(VARIANTS["shift1"], 4) == [3, 0, 1, 2]
+    assert permutation_for(VARIANTS["reverse"], 3) == [2, 1, 0]
+
+
+def test_shift_variants_take_only_four_option_questions():
+    assert takes_part(VARIANTS["shift2"], question())
+    assert not takes_part(VARIANTS["shift2"], question(options=["x", "y"], gold="A"))
+    assert takes_part(VARIANTS["reverse"], question(options=["x", "y"], gold="A"))
+
+
+@given(
+    n=st.integers(2, 9),
+    data=st.data(),
+)
+def test_reordering_never_changes_the_correctness_of_a_chosen_option(n, data):
+    options = [f"option text {i}" for i in range(n)]
+    gold = data.draw(st.integers(0, n - 1))
+    chosen = data.draw(st.integers(0, n - 1))
+    variant = data.draw(st.sampled_from(["reverse", "shift1", "shift2", "shift3"] if n == 4 else ["reverse"]))
+    q = question(options=options, gold=chr(65 + gold))
+    shown = apply_variant(q, VARIANTS[variant])
+    letter_shown = shown.letters[shown.options.index(options[chosen])]
+    assert score(shown, f"Answer: {letter_shown}").correct == score(q, f"Answer: {chr(65 + chosen)}").correct
+    assert score(shown, options[chosen]).correct == (chosen == gold)
+
+
+def test_non_mcq_questions_are_not_reordered():
+    q = question(kind=OPEN, gold=["24"], options=[], prompt_style="open")
+    assert apply_variant(q, VARIANTS["reverse"]) == replace(q, variant="reverse")
