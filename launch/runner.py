@@ -1,0 +1,73 @@
+"""Run the real lmms-eval CLI and check what it wrote.
+
+lmms-eval exits 0 even when evaluation raised, so a run is judged by its files: one results.json and
+one non-empty samples JSONL per task under the model's output folder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+class RunFailed(RuntimeError):
+    """An lmms-eval run that did not leave complete results; the message says what is missing and where the log is."""
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    results: Path
+    samples: dict[str, Path]  # task -> samples JSONL
+    log: Path
+    seconds: float
+
+
+def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Path, *, include_path: Path | None = None,
+                      limit: int | None = None, gen_kwargs: str | None = None, batch_size: int = 1,
+                      device: str | None = None, launcher: list[str] | None = None) -> list[str]:
+    command = [*(launcher or [sys.executable, "-m", "lmms_eval"]), "--model", model, "--model_args", model_args,
+               "--tasks", ",".join(tasks), "--batch_size", str(batch_size), "--log_samples", "--output_path", str(output)]
+    if device:
+        command += ["--device", device]
+    if include_path:
+        command += ["--include_path", str(include_path)]
+    if limit is not None:
+        command += ["--limit", str(limit)]
+    if gen_kwargs:
+        command += ["--gen_kwargs", gen_kwargs]
+    return command
+
+
+def find_outputs(output: Path, tasks: list[str], since: float = 0.0) -> tuple[Path | None, dict[str, Path]]:
+    """The newest results.json under output written after `since`, and the samples files of its run."""
+    results = sorted((p for p in output.rglob("*_results.json") if p.stat().st_mtime >= since), key=lambda p: p.stat().st_mtime)
+    if not results:
+        return None, {}
+    newest = results[-1]
+    prefix = newest.name[: -len("_results.json")]
+    samples = {task: newest.parent / f"{prefix}_samples_{task}.jsonl" for task in tasks}
+    return newest, {task: path for task, path in samples.items() if path.exists() and path.stat().st_size > 0}
+
+
+def run_lmms_eval(command: list[str], output: Path, tasks: list[str], log: Path, env: dict | None = None) -> RunOutput:
+    """Run the command, then fail loudly unless results.json and every task's samples file exist and are non-empty."""
+    output.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    with open(log, "w") as handle:
+        code = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE_ENV, **(env or {})}).returncode
+    results, samples = find_outputs(output, tasks, since=started - 1)
+    missing = [task for task in tasks if task not in samples]
+    if code != 0 or results is None or missing:
+        reason = f"exit code {code}" if code != 0 else "no results.json" if results is None else f"no samples for {missing}"
+        raise RunFailed(f"lmms-eval run failed ({reason}); log: {log}\n{_tail(log)}")
+    return RunOutput(results, samples, log, time.time() - started)
+
+
+def _tail(log: Path, lines: int = 25) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])

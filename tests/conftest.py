@@ -1,0 +1,33 @@
+"""Session fixtures shared by the tests that run the real lmms-eval CLI: fixture data and tiny models."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from launch.tiny_models import ensure_model
+from lmms_eval_tasks.fixtures import write_fixtures
+from lmms_eval_tasks.install import export_tasks
+
+os.environ.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+
+
+@pytest.fixture(scope="session")
+def fixture_data(tmp_path_factory) -> dict[str, str]:
+    return write_fixtures(tmp_path_factory.mktemp("fixture_data"))
+
+
+@pytest.fixture(scope="session")
+def fixture_tasks(tmp_path_factory, fixture_data) -> Path:
+    """The task folder with every base task pointed at the local fixtures."""
+    return export_tasks(tmp_path_factory.mktemp("fixture_tasks") / "tasks", fixture_data)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_vl(tmp_path_factory) -> Path:
+    return ensure_model(tmp_path_factory.mktemp("models") / "tiny-qwen3-vl", "qwen3_vl")
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory) -> Path:
+    return ensure_model(tmp_path_factory.mktemp("models") / "tiny-llava", "llava_hf")

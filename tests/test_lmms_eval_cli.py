@@ -1,0 +1,82 @@
+"""The real lmms-eval CLI, in a subprocess, on tiny random-weight models over the bundled fixtures.
+
+A random-weight model answers noise, so these tests check the protocol, not accuracy: every task and
+variant runs, every sample line carries a valid per_question record, question ids join across
+variants, and the gold option is the same option in every order.
+"""
+
+import json
+from collections import defaultdict
+
+import pytest
+
+from launch.runner import lmms_eval_command, run_lmms_eval
+from lmms_eval_tasks.catalog import GROUPS, TASKS
+from lmms_eval_tasks.record import validate_record
+
+pytestmark = pytest.mark.cli
+TEST_GEN_KWARGS = "max_new_tokens=6"  # random weights never stop by themselves; the tasks' own budget is 2048/4096
+
+
+def read_records(path):
+    lines = path.read_text().splitlines()
+    return [validate_record(json.loads(line)["per_question"]) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def every_task_run(tmp_path_factory, fixture_tasks, tiny_qwen3_vl):
+    out = tmp_path_factory.mktemp("qwen3_vl_runs")
+    command = lmms_eval_command("qwen3_vl", f"pretrained={tiny_qwen3_vl},device_map=cpu", list(GROUPS), out,
+                                include_path=fixture_tasks, gen_kwargs=TEST_GEN_KWARGS, device="cpu")
+    return run_lmms_eval(command, out, list(TASKS), out / "lmms_eval.log")
+
+
+def test_every_task_and_variant_logs_a_valid_record_per_sample(every_task_run):
+    assert set(every_task_run.samples) == set(TASKS)
+    for task, path in every_task_run.samples.items():
+        records = read_records(path)
+        assert records, task
+        assert {r["variant"] for r in records} == {TASKS[task].variant}
+        assert len({r["question_id"] for r in records}) == len(records), f"{task}: duplicate question ids"
+
+
+def test_results_carry_accuracy_overall_and_per_subtask(every_task_run):
+    results = json.loads(every_task_run.results.read_text())["results"]
+    blink = results["blink_val"]
+    assert 0.0 <= blink["accuracy,none"] <= 1.0
+    assert set(blink["subtask_accuracy,none"]) == {"Jigsaw", "Multi-view Reasoning", "Forensic Detection",
+                                                   "Relative Depth", "Art Style", "Counting"}
+    assert results["invscale_mmmu_test"]["accuracy,none"] is None  # no public answers: no accuracy
+
+
+def test_variants_join_on_question_id_and_keep_the_gold_option(every_task_run):
+    by_base = defaultdict(dict)
+    for task, path in every_task_run.samples.items():
+        by_base[TASKS[task].base][TASKS[task].variant] = {r["question_id"]: r for r in read_records(path)}
+    for base, variants in by_base.items():
+        direct = variants["direct"]
+        for variant, records in variants.items():
+            assert set(records) <= set(direct), f"{base} {variant}: ids not in the direct run"
+            for qid, record in records.items():
+                if record["kind"] == "mcq" and record["gold"] is not None:
+                    gold_text = record["options"][ord(record["gold"]) - 65]
+                    original = direct[qid]
+                    assert gold_text == original["options"][ord(original["gold"]) - 65], (base, variant, qid)
+
+
+def test_sample_counts_match_the_fixtures(every_task_run):
+    counts = {task: len(path.read_text().splitlines()) for task, path in every_task_run.samples.items()}
+    assert counts["blink_val"] == 6 and counts["blink_val_shift1"] == 2  # only the 4-choice questions shift
+    assert counts["invscale_scienceqa_img_test"] == 6  # the text-only question is left out
+    assert counts["invscale_mmmu_dev_val"] == 8  # dev + validation in one split
+    assert counts["invscale_mme_test"] == 6
+
+
+def test_a_second_model_wrapper_runs_through_its_chat_path(tmp_path, fixture_tasks, tiny_llava):
+    tasks = ["invscale_mmbench_dev_en", "blink_val"]  # single- and multi-image
+    command = lmms_eval_command("llava_hf", f"pretrained={tiny_llava},device_map=cpu", tasks, tmp_path,
+                                include_path=fixture_tasks, gen_kwargs=TEST_GEN_KWARGS, device="cpu")
+    run = run_lmms_eval(command, tmp_path, tasks, tmp_path / "lmms_eval.log")
+    for path in run.samples.values():
+        assert read_records(path)
+    assert "llava_hf" in json.loads(run.results.read_text())["config"]["model"]

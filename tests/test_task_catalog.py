@@ -1,0 +1,97 @@
+"""Task names, the YAML folder, and the drop-in install into lmms-eval's own task folder."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch.runner import lmms_eval_command, run_lmms_eval
+from lmms_eval_tasks import install
+from lmms_eval_tasks.catalog import GROUPS, TASKS
+from lmms_eval_tasks.install import INSTALLED_FOLDER, TASKS_DIR, OverrideError, dataset_block, export_tasks
+
+yaml.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}", Loader=yaml.SafeLoader)
+
+
+def builtin_index():
+    from lmms_eval.tasks import TaskManager
+
+    ours = str(install.lmms_eval_tasks_dir() / INSTALLED_FOLDER)
+    return {name: entry for name, entry in TaskManager().task_index.items()
+            if not str(entry.get("yaml_path", "")).startswith(ours)}
+
+
+def test_no_task_or_group_name_collides_with_a_builtin_task_group_or_tag():
+    builtin = builtin_index()
+    ours = set(TASKS) | set(GROUPS)
+    assert len(builtin) > 1000  # the real index, not an empty one
+    assert sorted(ours & set(builtin)) == []
+
+
+def test_names_follow_the_documented_pattern():
+    assert "blink_val" in TASKS
+    for name, entry in TASKS.items():
+        base_pattern = r"blink_val|invscale_[a-z0-9]+_[a-z_]+"
+        assert re.fullmatch(rf"({base_pattern})(_(cot|reverse|shift[123]))?", name), name
+        assert name == entry.base or name == f"{entry.base}_{entry.variant}"
+
+
+def test_the_yaml_folder_holds_exactly_the_catalog():
+    files = {p.stem: yaml.safe_load(p.read_text()) for p in TASKS_DIR.glob("*.yaml") if not p.name.startswith("_")}
+    tasks = {name: spec for name, spec in files.items() if "task" in spec and "group" not in spec}
+    groups = {name: spec for name, spec in files.items() if "group" in spec}
+    assert set(tasks) == set(TASKS) and set(groups) == set(GROUPS)
+    for name, spec in tasks.items():
+        assert spec["task"] == name
+        assert spec["process_docs"] == f"!function lmms_eval_tasks.hooks.docs_{name}"
+    for name, spec in groups.items():
+        assert spec["task"] == GROUPS[name]
+
+
+def test_generation_settings_are_the_papers():
+    template = yaml.safe_load((TASKS_DIR / "_template.yaml").read_text())
+    cot = yaml.safe_load((TASKS_DIR / "_cot.yaml").read_text())
+    assert template["generation_kwargs"] == {"max_new_tokens": 2048, "temperature": 0, "do_sample": False, "num_beams": 1}
+    assert cot["generation_kwargs"]["max_new_tokens"] == 4096 and cot["generation_kwargs"]["do_sample"] is False
+
+
+def test_local_overrides_name_the_problem(tmp_path):
+    with pytest.raises(OverrideError, match="no such file"):
+        dataset_block("blink_val", str(tmp_path / "missing.parquet"))
+    with pytest.raises(OverrideError, match="not a base task.*follows its base task blink_val"):
+        dataset_block("blink_val_cot", str(tmp_path))
+    (tmp_path / "x.xlsx").write_text("")
+    with pytest.raises(OverrideError, match="expected .parquet"):
+        dataset_block("blink_val", str(tmp_path / "x.xlsx"))
+
+
+def test_export_points_only_the_named_task_at_local_data(tmp_path, fixture_data):
+    folder = export_tasks(tmp_path / "tasks", {"blink_val": fixture_data["blink_val"]})
+    blink = yaml.safe_load((folder / "blink_val.yaml").read_text())
+    assert blink["dataset_kwargs"] == {"load_from_disk": True} and blink["test_split"] == "val"
+    assert yaml.safe_load((folder / "invscale_mme_test.yaml").read_text())["dataset_path"] == "lmms-lab-encoder/MME"
+
+
+@pytest.mark.cli
+def test_drop_in_install_lets_plain_lmms_eval_find_the_tasks(tmp_path, fixture_data, tiny_qwen3_vl):
+    target = install.install({"blink_val": fixture_data["blink_val"]})
+    try:
+        command = lmms_eval_command("qwen3_vl", f"pretrained={tiny_qwen3_vl},device_map=cpu", ["blink_val"], tmp_path,
+                                    limit=2, gen_kwargs="max_new_tokens=4", device="cpu")  # no --include_path
+        run = run_lmms_eval(command, tmp_path, ["blink_val"], tmp_path / "lmms_eval.log")
+        assert len(run.samples["blink_val"].read_text().splitlines()) == 2
+        assert json.loads(run.results.read_text())["results"]["blink_val"]["alias"] == "blink_val"
+    finally:
+        assert install.uninstall() == target
+    assert not target.exists() and install.uninstall() is None
+
+
+def test_install_refuses_to_overwrite_a_folder_it_did_not_write(monkeypatch, tmp_path):
+    monkeypatch.setattr(install, "lmms_eval_tasks_dir", lambda: tmp_path)
+    (tmp_path / INSTALLED_FOLDER).mkdir()
+    with pytest.raises(OverrideError, match="not installed by this tool"):
+        install.install()
+    with pytest.raises(OverrideError, match="not installed by this tool"):
+        install.uninstall()
