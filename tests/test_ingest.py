@@ -1,0 +1,292 @@
+"""Ingestion of lmms-eval sample logs, its Parquet cache and the data-quality frames."""
+
+import json
+import os
+
+import pandas as pd
+import pytest
+from logfactory import make_record, make_records, sample_line, tiny_family_registry_dict, write_run
+
+from model_configs import Registry, load_registry
+from postprocess import cache, ingest
+from postprocess.ingest import PROBLEM_COLUMNS, RUNS_COLUMNS, TABLE_COLUMNS, UnresolvedModelError, ingest_logs
+from postprocess.quality import quality_summary
+
+QWEN_2B, QWEN_8B = "Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-VL-8B-Instruct"
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+def _problems(result, kind):
+    return result.problems[result.problems["kind"] == kind].reset_index(drop=True)
+
+
+def test_good_run(tmp_path, registry):
+    records = make_records([True, False, None], benchmark="BLINK", split="val", subtask="Jigsaw")
+    records.append(make_record(question_id="open1", gold=["3", "three"], match="numeric", prediction="3",
+                               response="3", details={"judge": None}))
+    paths = write_run(tmp_path, "/data/ckpts/Qwen3-VL-2B-Instruct", "blink_val", records)
+    result = ingest_logs([tmp_path], registry)
+
+    table = result.table
+    assert list(table.columns) == TABLE_COLUMNS and len(table) == 4
+    assert result.problems.empty and list(result.problems.columns) == PROBLEM_COLUMNS
+    assert str(table["correct"].dtype) == "boolean" and table["correct"].tolist() == [True, False, pd.NA, True]
+    for column in ("model", "family", "size", "encoder_tier", "benchmark", "split", "subtask", "variant", "match",
+                   "task", "source_file"):
+        assert isinstance(table[column].dtype, pd.CategoricalDtype), column
+    first = table.iloc[0]
+    assert (first["model"], first["family"], first["size"], first["encoder_tier"]) == (
+        "Qwen3-VL-2B", "Qwen3-VL", "2B", "siglip2-large")
+    assert (first["total_params"], first["active_params"], first["moe"]) == (2_000_000_000, 2_000_000_000, False)
+    assert (first["task"], first["source_file"], first["source_line"], first["doc_id"]) == (
+        "blink_val", str(paths.samples), 1, 0)
+    assert (first["rule"], first["kind"]) == ("answer_is", "mcq")
+    assert json.loads(first["extra"]) == {"details": {}, "options": records[0]["options"],
+                                          "permutation": [0, 1, 2, 3]}
+    assert pd.isna(table["prediction"].iloc[2]) and table["match"].iloc[2] == "none"
+    assert json.loads(table["gold"].iloc[3]) == ["3", "three"]
+    assert list(result.runs.columns) == RUNS_COLUMNS
+    run = result.runs.iloc[0]
+    assert (run["model"], run["model_path"], run["tasks"], run["n_rows"], run["status"]) == (
+        "Qwen3-VL-2B", "/data/ckpts/Qwen3-VL-2B-Instruct", "blink_val", 4, "ingested")
+    assert result.counts["rows"] == result.counts["lines_read"] == 4 and result.counts["lines_skipped"] == 0
+
+
+def test_model_args_as_dict_and_several_tasks(tmp_path, registry):
+    write_run(tmp_path, QWEN_8B, "blink_val", make_records([True] * 2, benchmark="BLINK", split="val"),
+              model_args_style="dict")
+    write_run(tmp_path, QWEN_8B, "invscale_mme_test", make_records([False] * 3, benchmark="MME", split="test"),
+              model_args_style="dict")
+    result = ingest_logs([tmp_path], registry)
+    assert result.runs["tasks"].tolist() == ["blink_val,invscale_mme_test"]
+    assert result.table.groupby("benchmark", observed=True).size().to_dict() == {"MME": 3, "BLINK": 2}
+    assert set(result.table["model"]) == {"Qwen3-VL-8B"}
+
+
+def test_truncated_last_line_is_skipped_and_reported(tmp_path, registry):
+    paths = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True] * 5, benchmark="BLINK", split="val"),
+                      truncate_last=True)
+    result = ingest_logs([tmp_path], registry)
+    assert len(result.table) == 4
+    truncated = _problems(result, "truncated_line")
+    assert truncated[["action", "file", "line", "model"]].values.tolist() == [
+        ["skipped", str(paths.samples), 5, "Qwen3-VL-2B"]]
+    assert result.counts["truncated_line"] == 1 and result.counts["lines_skipped"] == 1
+
+
+def test_bad_lines_are_skipped_and_reported(tmp_path, registry):
+    records = make_records([True] * 3)
+    no_record = sample_line(make_record(question_id="x"), 7, with_per_question=False)
+    invalid = sample_line(make_record(question_id="bad", match="guess"), 8)
+    unparsed_but_right = sample_line(make_record(question_id="bad2", match="none", correct=True), 9)
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", records,
+              extra_lines=['{"doc_id": 5, "per_question": {', "", "[1, 2]", no_record, invalid, unparsed_but_right])
+    result = ingest_logs([tmp_path], registry)
+    assert len(result.table) == 3
+    got = result.problems[["kind", "line"]].astype(object).values.tolist()
+    assert got == [["malformed_json", 4], ["malformed_json", 6], ["missing_per_question", 7],
+                   ["invalid_record", 8], ["invalid_record", 9]]
+    assert "'match' is 'guess'" in result.problems["detail"].iloc[3]
+    assert "match 'none' but correct true" in result.problems["detail"].iloc[4]
+    assert result.problems["benchmark"].iloc[3] == "MMMU"
+    assert result.counts["blank_lines"] == 1 and result.counts["lines_read"] == 8
+
+
+def test_unknown_model_names_file_and_fix(tmp_path, registry):
+    paths = write_run(tmp_path, "/scratch/step-500", "blink_val", make_records([True]))
+    write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, True]))
+    with pytest.raises(UnresolvedModelError) as error:
+        ingest_logs([tmp_path], registry)
+    message = str(error.value)
+    assert str(paths.results) in message and "'/scratch/step-500'" in message and "--model-map" in message
+
+    lenient = ingest_logs([tmp_path], registry, strict=False)
+    assert set(lenient.table["model"]) == {"Qwen3-VL-2B"} and len(lenient.table) == 2
+    skipped = _problems(lenient, "unresolved_model")
+    assert skipped[["action", "file"]].values.tolist() == [["skipped", str(paths.results)]]
+    assert lenient.runs.set_index("model_path").loc["/scratch/step-500", "status"] == "skipped: unresolved_model"
+
+    mapped = ingest_logs([tmp_path], registry, model_overrides={"/scratch/step-500": "Qwen3-VL-8B"})
+    assert mapped.table.groupby("model", observed=True).size().to_dict() == {"Qwen3-VL-2B": 2, "Qwen3-VL-8B": 1}
+    assert ingest_logs([tmp_path], registry.with_overrides({"step-500": "Qwen3-VL-8B"})).counts["rows"] == 3
+
+
+def test_results_without_model_path(tmp_path, registry):
+    paths = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True]))
+    results = json.loads(paths.results.read_text())
+    results["config"]["model_args"] = "device_map=cpu"
+    paths.results.write_text(json.dumps(results))
+    with pytest.raises(UnresolvedModelError, match="no pretrained= or model= entry"):
+        ingest_logs([tmp_path], registry)
+    assert _problems(ingest_logs([tmp_path], registry, strict=False), "bad_results_file")["line"].isna().all()
+
+
+def test_duplicates_keep_the_oldest_file_first_line(tmp_path, registry):
+    older = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, False], benchmark="BLINK", split="val"),
+                      timestamp="20250102_000000", mtime=1_000_000)
+    newer = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, True, True], benchmark="BLINK",
+                                                                   split="val"),
+                      timestamp="20250101_000000", mtime=2_000_000)
+    # a repeated line inside the newer file, and the same question under another variant (not a duplicate)
+    write_run(tmp_path, QWEN_2B, "blink_val", make_records([True], benchmark="BLINK", split="val"),
+              timestamp="20250101_000000", mtime=2_000_000)
+    write_run(tmp_path, QWEN_2B, "blink_val_cot", make_records([False], benchmark="BLINK", split="val",
+                                                               variant="cot"), timestamp="20250101_000000")
+    result = ingest_logs([tmp_path], registry)
+    direct = result.table[result.table["variant"] == "direct"]
+    assert direct["question_id"].tolist() == ["q0", "q1", "q2"]
+    assert direct["correct"].tolist() == [True, False, True]
+    assert direct["source_file"].tolist() == [str(older.samples)] * 2 + [str(newer.samples)]
+    duplicates = _problems(result, "duplicate")
+    assert duplicates[["file", "line"]].values.tolist() == [[str(newer.samples), 1], [str(newer.samples), 2],
+                                                           [str(newer.samples), 4]]
+    assert duplicates["detail"].tolist() == [
+        f"duplicate of {older.samples}:1 (question_id 'q0', variant 'direct'); identical content",
+        f"duplicate of {older.samples}:2 (question_id 'q1', variant 'direct'); differs in response, prediction, correct",
+        f"duplicate of {older.samples}:1 (question_id 'q0', variant 'direct'); identical content",
+    ]
+    assert result.counts["duplicate"] == 3 and result.counts["rows"] == 4
+    assert result.runs.set_index("timestamp").loc["20250101_000000", "n_skipped"] == 3
+
+
+@pytest.mark.parametrize("shape", ["string", "list", "nested"])
+def test_response_falls_back_to_filtered_resps(tmp_path, registry, shape):
+    records = make_records([True, False])
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", records, resps_shape=shape, drop_response=True)
+    result = ingest_logs([tmp_path], registry)
+    assert result.table["response"].tolist() == [r["response"] for r in records]
+    filled = _problems(result, "response_from_filtered_resps")
+    assert filled["line"].tolist() == [1, 2] and set(filled["action"]) == {"kept"}
+
+
+@pytest.mark.parametrize("shape", ["string", "list", "nested"])
+def test_record_response_wins_over_filtered_resps(tmp_path, registry, shape):
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", make_records([True]), resps_shape=shape)
+    result = ingest_logs([tmp_path], registry)
+    assert result.table["response"].tolist() == ["The answer is (A)."] and result.problems.empty
+
+
+def test_missing_response_without_resps_is_invalid(tmp_path, registry):
+    line = sample_line(make_record(), 0, drop_response=True)
+    del line["filtered_resps"]
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", [], extra_lines=[line])
+    result = ingest_logs([tmp_path], registry)
+    assert result.table.empty
+    assert _problems(result, "invalid_record")["detail"].tolist() == ["per_question lacks field 'response'"]
+
+
+def test_orphan_and_missing_samples_files(tmp_path, registry):
+    orphan = write_run(tmp_path, QWEN_8B, "blink_val", make_records([True]), timestamp="20250103_000000",
+                       write_results=False)
+    good = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True]))
+    write_run(tmp_path, QWEN_2B, "invscale_mme_test", make_records([True], benchmark="MME", split="test"))
+    (good.results.parent / good.results.name.replace("_results.json", "_samples_invscale_mme_test.jsonl")).unlink()
+    result = ingest_logs([tmp_path], registry)
+    assert set(result.table["model"]) == {"Qwen3-VL-2B"} and len(result.table) == 1
+    assert _problems(result, "orphan_samples")[["action", "file"]].values.tolist() == [["skipped", str(orphan.samples)]]
+    missing = _problems(result, "missing_samples")
+    assert missing["action"].tolist() == ["reported"] and "'invscale_mme_test'" in missing["detail"].iloc[0]
+    assert result.counts["orphan_samples_files"] == 1
+
+
+def test_nothing_to_read_gives_typed_empty_frames(tmp_path, registry):
+    result = ingest_logs([tmp_path], registry)
+    assert list(result.table.columns) == TABLE_COLUMNS and result.table.empty
+    assert str(result.table["correct"].dtype) == "boolean"
+    with pytest.raises(FileNotFoundError):
+        ingest_logs([tmp_path / "absent"], registry)
+
+
+def test_parallel_parsing_matches_serial(tmp_path, registry):
+    for i, model in enumerate([QWEN_2B, QWEN_8B, "google/gemma-3-4b-it"]):
+        write_run(tmp_path, model, "blink_val", make_records([True, False, None] * 20, benchmark="BLINK",
+                                                             split="val"), truncate_last=True, mtime=1e6 + i)
+        write_run(tmp_path, model, "blink_val_cot", make_records([True] * 10, benchmark="BLINK", split="val",
+                                                                 variant="cot"), mtime=1e6 + i)
+    serial = ingest_logs([tmp_path], registry, workers=1)
+    parallel = ingest_logs([tmp_path], registry, workers=2, progress=True)
+    pd.testing.assert_frame_equal(serial.table, parallel.table)
+    pd.testing.assert_frame_equal(serial.problems, parallel.problems)
+    assert serial.counts == parallel.counts
+
+
+def test_tiny_family_from_an_extra_registry(tmp_path, registry):
+    tiny = registry.merge(Registry.from_dict(tiny_family_registry_dict(), source="tiny"))
+    for size in ("l", "s", "m"):
+        write_run(tmp_path, f"/tmp/models/tiny-{size}", "blink_val", make_records([True, False]))
+    table = ingest_logs([tmp_path], tiny).table
+    assert table["model"].cat.categories.tolist() == ["Tiny-S", "Tiny-M", "Tiny-L"]
+    assert table["size"].cat.categories.tolist() == ["S", "M", "L"]
+
+
+# ------------------------------------------------------------------------------------------ cache
+def test_cache_hit_does_not_read_logs(tmp_path, registry, monkeypatch):
+    logs, cache_dir = tmp_path / "logs", tmp_path / "cache"
+    paths = write_run(logs, QWEN_2B, "blink_val", make_records([True, None, False], benchmark="BLINK", split="val"),
+                      truncate_last=True)
+    first = cache.load_or_ingest([logs], cache_dir, registry)
+    assert not first.from_cache
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the logs were read again")
+
+    monkeypatch.setattr(ingest, "ingest_logs", fail)
+    second = cache.load_or_ingest([logs], cache_dir, registry)
+    assert second.from_cache
+    for name in ("table", "runs", "problems"):
+        pd.testing.assert_frame_equal(getattr(first, name), getattr(second, name))
+    assert second.counts == first.counts
+
+    os.utime(paths.samples, (3e6, 3e6))  # a changed input file is a new cache entry
+    with pytest.raises(AssertionError, match="read again"):
+        cache.load_or_ingest([logs], cache_dir, registry)
+    with pytest.raises(AssertionError, match="read again"):  # so is another model mapping
+        cache.load_or_ingest([logs], cache_dir, registry, model_overrides={"elsewhere": "Qwen3-VL-8B"})
+
+
+def test_cache_refresh_rewrites_the_entry(tmp_path, registry):
+    write_run(tmp_path / "logs", QWEN_2B, "blink_val", make_records([True]))
+    cache.load_or_ingest([tmp_path / "logs"], tmp_path / "cache", registry)
+    again = cache.load_or_ingest([tmp_path / "logs"], tmp_path / "cache", registry, refresh=True)
+    assert not again.from_cache and len(list((tmp_path / "cache").iterdir())) == 1
+
+
+# ------------------------------------------------------------------------------------------ quality
+def test_quality_frames(tmp_path, registry):
+    write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, None, None, False], benchmark="BLINK",
+                                                           split="val"), truncate_last=True)
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_test", make_records([True, True], benchmark="MMMU", split="test"))
+    write_run(tmp_path, QWEN_8B, "blink_val", make_records([True, False, True, True], benchmark="BLINK",
+                                                           split="val"))
+    write_run(tmp_path, "google/gemma-3-4b-it", "blink_val", make_records([True], benchmark="BLINK", split="val"))
+    result = ingest_logs([tmp_path], registry)
+    summary = quality_summary(result, registry)
+
+    overview = summary.overview.set_index("item")["value"]
+    assert overview["rows kept"] == 10 and overview["runs ingested"] == 3 and overview["models"] == 3
+
+    problems = summary.problems.set_index("kind")
+    assert problems.loc["truncated_line", ["action", "n", "n_files"]].tolist() == ["skipped", 1, 1]
+    assert problems.loc["duplicate", "n"] == 0
+
+    unparsed = summary.unparsed.set_index(["model", "benchmark"])
+    assert unparsed.loc[("Qwen3-VL-2B", "BLINK"), ["n_rows", "n_unparsed"]].tolist() == [3, 2]
+    assert unparsed.loc[("Qwen3-VL-8B", "BLINK"), "unparsed_pct"] == 0.0
+
+    missing = summary.missing_runs
+    qwen_8b = missing[missing["model"] == "Qwen3-VL-8B"]
+    assert qwen_8b[["benchmark", "split", "n_family_models_with", "n_models_with"]].values.tolist() == [
+        ["MMMU", "test", 1, 1]]
+    gemma_4b = missing[missing["model"] == "Gemma-3-4B"]
+    assert gemma_4b[["benchmark", "split", "n_family_models_with"]].values.tolist() == [["MMMU", "test", 0]]
+    # with the registry, family members without any rows are missing everything
+    assert set(missing.loc[missing["model"] == "Qwen3-VL-32B", "split"]) == {"val", "test"}
+    assert "InternVL3.5-1B" not in set(missing["model"])
+
+    partial = summary.partial_runs
+    assert partial[["model", "n_questions", "max_questions", "n_missing"]].values.tolist() == [
+        ["Qwen3-VL-2B", 3, 4, 1], ["Gemma-3-4B", 1, 4, 3]]  # registry order
