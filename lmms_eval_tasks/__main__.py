@@ -1,4 +1,6 @@
-"""python -m lmms_eval_tasks {export,install,uninstall,fixtures,list}: see install.py."""
+"""python -m lmms_eval_tasks {export,install,uninstall,fixtures,list,cait-validate,cait-prepare}.
+
+export/install/uninstall: see install.py; cait-*: see cait.py."""
 
 from __future__ import annotations
 
@@ -6,8 +8,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import cait
 from .catalog import GROUPS, TASKS
 from .install import OverrideError, export_tasks, install, parse_overrides, uninstall
+from .question import DocError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,6 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     fixtures = commands.add_parser("fixtures", help="write the bundled fixture datasets and a task folder reading them")
     fixtures.add_argument("destination", type=Path)
     commands.add_parser("list", help="list the tasks and groups")
+    validate = commands.add_parser("cait-validate", help="check a CAIT folder (cait.jsonl or cait.parquet + images)")
+    validate.add_argument("folder", type=Path)
+    prepare = commands.add_parser("cait-prepare", help="validate a CAIT folder and write it for --data cait=OUT")
+    prepare.add_argument("folder", type=Path)
+    prepare.add_argument("out", type=Path)
     args = parser.parse_args(argv)
     try:
         if args.command == "export":
@@ -37,11 +46,16 @@ def main(argv: list[str] | None = None) -> int:
 
             data = write_fixtures(args.destination / "data")
             print(export_tasks(args.destination / "tasks", data))
+        elif args.command == "cait-validate":
+            print(f"{len(cait.read_folder(args.folder))} valid CAIT records in {args.folder}")
+        elif args.command == "cait-prepare":
+            print(cait.prepare(args.folder, args.out))
         else:
             for group, tasks in GROUPS.items():
                 print(f"{group}: {' '.join(tasks)}")
+            print(f"CAIT: {' '.join(t for t in TASKS if t.startswith('cait'))}")
             print(f"{len(TASKS)} tasks")
-    except OverrideError as error:
+    except (OverrideError, DocError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .cait import balance_answer_positions, cait
 from .question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, DocError, Question
 
 MISSING_TEXT = {"", "nan", "none", "null"}
@@ -251,5 +252,6 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("MathVista", "testmini", mathvista, ("decoded_image",)),
         Benchmark("BLINK", "val", blink, tuple(f"image_{n}" for n in range(1, 5))),
         Benchmark("MMBench", "dev_en", mmbench, ("image",)),
+        Benchmark("CAIT", "test", cait, ("image",), finalize=balance_answer_positions),
     )
 }

@@ -2,8 +2,8 @@
 
 Naming pattern: `invscale_<benchmark>_<split>` for the base task and `<base task>_<variant>` for a
 variant; BLINK's base task is `blink_val` (its exact name was asked for and lmms-eval has no task of
-that name). Groups: `invscale` runs the nine base tasks, `invscale_<variant>` the nine tasks of a
-variant. No name here may equal a built-in lmms-eval task, group or tag: a built-in silently wins a
+that name), CAIT's is `cait`. Groups: `invscale` runs the nine paper splits' base tasks,
+`invscale_<variant>` their tasks of one variant; CAIT's five tasks are named one by one. No name here may equal a built-in lmms-eval task, group or tag: a built-in silently wins a
 collision (tests/test_task_catalog.py checks against the installed index).
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .variants import VARIANTS
 
 GROUP = "invscale"
 
@@ -33,10 +32,14 @@ BASE_TASKS: dict[str, str] = {
     "invscale_mathvista_testmini": "MathVista:testmini",
     "blink_val": "BLINK:val",
     "invscale_mmbench_dev_en": "MMBench:dev_en",
+    "cait": "CAIT:test",
 }
+PAPER_VARIANTS = ("direct", "cot", "reverse", "shift1", "shift2", "shift3")
+CAIT_VARIANTS = ("direct", "swap", "cot", "structured", "describe")
 # MME is yes/no: it has no options to reorder.
 VARIANTS_OF: dict[str, tuple[str, ...]] = {
-    base: ("direct", "cot") if key.startswith("MME:") else tuple(VARIANTS) for base, key in BASE_TASKS.items()
+    base: CAIT_VARIANTS if key.startswith("CAIT:") else ("direct", "cot") if key.startswith("MME:") else PAPER_VARIANTS
+    for base, key in BASE_TASKS.items()
 }
 
 
@@ -54,5 +57,6 @@ TASKS: dict[str, TaskEntry] = {
     for variant in VARIANTS_OF[base]
 }
 GROUPS: dict[str, list[str]] = {
-    group_name(variant): [t.name for t in TASKS.values() if t.variant == variant] for variant in VARIANTS
+    group_name(variant): [t.name for t in TASKS.values() if t.variant == variant and t.base != "cait"]
+    for variant in PAPER_VARIANTS
 }

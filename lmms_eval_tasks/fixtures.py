@@ -1,4 +1,4 @@
-"""Small local copies of the nine benchmark splits, built in code, with the hub datasets' real column
+"""Small local copies of the nine benchmark splits (and a CAIT-format folder), built in code, with the hub datasets' real column
 names and types (multi-image BLINK, MMMU image_1..7 with placeholders, MMBench hint NaN/"nan",
 ScienceQA integer answers and text-only rows, MathVista list/float answers and a metadata struct,
 VLMEvalKit's AI2D TSV with base64 images).
@@ -20,6 +20,8 @@ import pandas as pd
 from datasets import Features, Image, List, Value
 from PIL import Image as PILImage
 from PIL import ImageDraw
+
+from . import cait
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 170, 30), "blue": (30, 30, 220), "yellow": (230, 210, 20)}
 
@@ -233,4 +235,6 @@ def write_fixtures(root: Path) -> dict[str, str]:
     blink_path = root / "blink_val"
     datasets.DatasetDict({"val": _dataset(*blink_rows())}).save_to_disk(str(blink_path))
     data["blink_val"] = str(blink_path)
+
+    data["cait"] = str(cait.prepare(cait.write_fixture(root / "cait_folder"), root / "cait"))
     return data

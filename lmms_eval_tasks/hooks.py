@@ -19,7 +19,8 @@ from .adapters import BENCHMARKS, Benchmark
 from .catalog import TASKS
 from .prompts import build_prompt
 from .question import DocError, Question, load_image
-from .scoring import per_question_record, response_text, score
+from .metrics import macro_f1
+from .scoring import Outcome, per_question_record, response_text, score
 from .variants import VARIANTS, apply_variant, takes_part
 
 QUESTION_COLUMN = "invscale_question"
@@ -69,7 +70,7 @@ def prepare_docs(dataset: datasets.Dataset, task: str) -> datasets.Dataset:
             f"options and are not part of the {variant.name} variant"
         )
     shown = [(p, apply_variant(q, variant), q.options) for p, q in selected]
-    prompts = [build_prompt(q, cot=variant.cot, original_options=original) for _, q, original in shown]
+    prompts = [build_prompt(q, variant.prompt, original_options=original) for _, q, original in shown]
     return (
         dataset.select([p for p, _, _ in shown])
         .add_column(QUESTION_COLUMN, [q.to_json() for _, q, _ in shown])
@@ -110,12 +111,18 @@ def doc_to_target(doc: dict) -> str:
 def process_results(doc: dict, results: list) -> dict:
     question = question_of(doc)
     response = response_text(results)
-    outcome = score(question, response)
-    scored = {"correct": outcome.correct, "subtask": question.subtask, "match": outcome.match}
+    if VARIANTS[question.variant].prompt == "describe":  # a caption, not an answer: nothing to extract or score
+        outcome = Outcome(None, None, "none", "describe")
+    else:
+        outcome = score(question, response)
+    scored = {"correct": outcome.correct, "subtask": question.subtask, "match": outcome.match,
+              "prediction": outcome.prediction, "gold": question.gold, "empty": not response.strip()}
     return {
         "accuracy": scored,
         "subtask_accuracy": scored,
         "unparsed_rate": scored,
+        "macro_f1": scored,
+        "empty_response_rate": scored,
         "per_question": per_question_record(question, response, outcome),
     }
 
@@ -131,6 +138,16 @@ def aggregate_subtask_accuracy(items: list[dict]) -> dict[str, float | None]:
     for item in items:
         by_subtask.setdefault(item["subtask"], []).append(item)
     return {subtask: aggregate_accuracy(group) for subtask, group in sorted(by_subtask.items())}
+
+
+def aggregate_macro_f1(items: list[dict]) -> float | None:
+    """CAIT: macro F1 over the two option letters (metrics.macro_f1)."""
+    known = [item for item in items if item["gold"] is not None]
+    return macro_f1([i["prediction"] for i in known], [i["gold"] for i in known]) if known else None
+
+
+def aggregate_empty_response_rate(items: list[dict]) -> float:
+    return sum(item["empty"] for item in items) / len(items) if items else 0.0
 
 
 def aggregate_unparsed_rate(items: list[dict]) -> float:

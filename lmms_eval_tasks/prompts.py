@@ -8,6 +8,7 @@ Direct prompts, by the question's prompt_style:
   vlmevalkit        AI2D (VLMEvalKit's pre-formatted prompt): Question: ...\\nOptions:\\nA. ...\\n + VLMEVALKIT_SUFFIX
   embedded_choices  BLINK `prompt`, MathVista `query`: the dataset's text; its "(A) ..." lines are
                     rewritten only when a variant reorders the options.
+  cait              CAIT (Seeing vs. Believing, Table 13): CAIT_DIRECT with the two options.
 
 CoT prompts (variant `cot`): for the lettered style the direct instruction is replaced by
 COT_MCQ_INSTRUCTION (asking for a one-letter answer and for step-by-step reasoning contradict each
@@ -44,6 +45,34 @@ COT_OPEN_INSTRUCTION = (
     "before answering."
 )
 
+# CAIT, Appendix A.3-A.4. The paper prints Table 13 in full; Tables 14 and 15 are printed with their
+# sentences cut ("Please begin with a brief analysis..."): the completions below are ours, written to
+# ask for what the paper's cut sentences describe, and ending with the 'Answer: X' line we extract.
+CAIT_QUESTION = "Which of the following option better describes the image?\nOption A: {a}\nOption B: {b}\n"
+CAIT_DIRECT = CAIT_QUESTION + "Important Note: Answer directly with the option letter (A or B) only."
+CAIT_COT = CAIT_QUESTION + (
+    "Please begin with a brief analysis of the image and of the two options, then decide which option better "
+    "describes the image.\nImportant Note: You must write your final answer on the last line in the format "
+    "'Answer: A' or 'Answer: B'."
+)
+CAIT_STRUCTURED = (
+    "Which of the following option better describes the image? Answer in four parts.\n"
+    "1. Description: Describe the content of the image in detail: The primary objects or scene in the image. "
+    "Visual features such as colors, shapes, and textures. Any text, symbols, or logos. The overall layout and "
+    "composition of the image.\n"
+    "2. Options: Analyze the meaning of each option. Option A: {a} Option B: {b}\n"
+    "3. Reasoning: Compare the image content with the description in Option A. Compare the image content with "
+    "the description in Option B. Analyze which option describes the image content more accurately. Consider the "
+    "possibility of uncommon or counter-intuitive scenes: judge by what the image shows, not by what is usual.\n"
+    "4. Conclusion: Based on your analysis, choose the better option. Summarize your reasoning process. Clearly "
+    "state the reasons for choosing A or B. Provide the final answer.\n"
+    "Important Note: At the very end of your response, write the final answer on its own line in the format "
+    "'Answer: A' or 'Answer: B'."
+)
+# The paper does not print its description prompt; ours asks for the scene without naming the task.
+CAIT_DESCRIBE = "Describe the image in detail: who or what is in it, what each of them is doing, and how they interact."
+CAIT_TEMPLATES = {"direct": CAIT_DIRECT, "cot": CAIT_COT, "structured": CAIT_STRUCTURED, "describe": CAIT_DESCRIBE}
+
 EMBEDDED_CHOICE_LINE = re.compile(r"^\(([A-Z])\) ?(.*)$", re.MULTILINE)
 
 
@@ -69,10 +98,16 @@ def cot_instruction(question: Question) -> str:
     return COT_YES_NO_INSTRUCTION if question.kind == YES_NO else COT_OPEN_INSTRUCTION
 
 
-def build_prompt(question: Question, cot: bool = False, original_options: list[str] | None = None) -> str:
-    """The text sent to the model. `original_options` is the dataset order, needed only to rewrite
-    embedded choices after a reordering."""
+def build_prompt(question: Question, mode: str = "direct", original_options: list[str] | None = None) -> str:
+    """The text sent to the model for a variant's prompt mode (direct, cot; CAIT also structured, describe).
+    `original_options` is the dataset order, needed only to rewrite embedded choices after a reordering."""
     style = question.prompt_style
+    if style == "cait":
+        a, b = question.options
+        return CAIT_TEMPLATES[mode].format(a=a, b=b)
+    if mode not in ("direct", "cot"):
+        raise ValueError(f"{question.benchmark}: prompt mode {mode!r} is only defined for CAIT")
+    cot = mode == "cot"
     if style == "lettered":
         body = "\n".join(part for part in (question.hint, question.text, lettered_options(question)) if part)
         return f"{body}\n{COT_MCQ_INSTRUCTION if cot else MCQ_INSTRUCTION}"

@@ -5,6 +5,10 @@
   reverse  every multiple-choice question's options reversed
   shiftK   (K = 1, 2, 3) the option at position i moves to position (i + K) mod 4; only questions
            with exactly four options take part, the others are left out of the task and counted
+CAIT (two options) adds:
+  swap        the two options in the other order (position-bias check)
+  structured  the structured Description / Options / Reasoning / Conclusion prompt (CAIT Table 15)
+  describe    no question: the model describes the image (the caption LLM re-evaluation judges from)
 
 Reordering remaps the gold letter and keeps the question_id, so runs of different orders join
 question by question. Questions that are not multiple choice (MMMU open, MathVista free-form) are
@@ -21,27 +25,30 @@ from .question import LETTERS, MCQ, Question
 
 class Variant(NamedTuple):
     name: str
-    cot: bool = False
+    prompt: str = "direct"  # direct | cot | structured | describe (see prompts.build_prompt)
     reorders: bool = False
-    shift: int | None = None  # cyclic shift; None for reverse
+    shift: int | None = None  # cyclic shift; None for reverse/swap
 
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in (
         Variant("direct"),
-        Variant("cot", cot=True),
+        Variant("cot", prompt="cot"),
         Variant("reverse", reorders=True),
         Variant("shift1", reorders=True, shift=1),
         Variant("shift2", reorders=True, shift=2),
         Variant("shift3", reorders=True, shift=3),
+        Variant("swap", reorders=True),
+        Variant("structured", prompt="structured"),
+        Variant("describe", prompt="describe"),
     )
 }
 SHIFT_OPTION_COUNT = 4
 
 
 def permutation_for(variant: Variant, n_options: int) -> list[int]:
-    """permutation[j] = the original index of the option shown at position j."""
+    """permutation[j] = the original index of the option shown at position j (reverse and swap: reversed)."""
     if variant.shift is None:
         return list(reversed(range(n_options)))
     return [(j - variant.shift) % n_options for j in range(n_options)]

@@ -46,11 +46,11 @@ def test_mmmu_images_follow_their_placeholders():
 
 def test_cot_replaces_the_direct_instruction_and_appends_to_preformatted_prompts():
     q = adapters.mmbench(mmbench_row(), 2, "dev_en")
-    assert build_prompt(q, cot=True).endswith(COT_MCQ_INSTRUCTION) and MCQ_INSTRUCTION not in build_prompt(q, cot=True)
+    assert build_prompt(q, "cot").endswith(COT_MCQ_INSTRUCTION) and MCQ_INSTRUCTION not in build_prompt(q, "cot")
     rows, _ = fixtures.blink_rows()
     blink = adapters.blink(rows[0], 0, "val")
     assert build_prompt(blink) == rows[0]["prompt"]
-    assert build_prompt(blink, cot=True) == rows[0]["prompt"] + "\n" + COT_MCQ_INSTRUCTION
+    assert build_prompt(blink, "cot") == rows[0]["prompt"] + "\n" + COT_MCQ_INSTRUCTION
 
 
 def test_mme_and_mathvista_prompts_are_the_dataset_text():

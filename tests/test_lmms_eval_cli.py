@@ -26,7 +26,8 @@ def read_records(path):
 @pytest.fixture(scope="module")
 def every_task_run(tmp_path_factory, fixture_tasks, tiny_qwen3_vl):
     out = tmp_path_factory.mktemp("qwen3_vl_runs")
-    command = lmms_eval_command("qwen3_vl", f"pretrained={tiny_qwen3_vl},device_map=cpu", list(GROUPS), out,
+    cait_tasks = [t for t in TASKS if TASKS[t].base == "cait"]
+    command = lmms_eval_command("qwen3_vl", f"pretrained={tiny_qwen3_vl},device_map=cpu", list(GROUPS) + cait_tasks, out,
                                 include_path=fixture_tasks, gen_kwargs=TEST_GEN_KWARGS, device="cpu")
     return run_lmms_eval(command, out, list(TASKS), out / "lmms_eval.log")
 
@@ -70,6 +71,19 @@ def test_sample_counts_match_the_fixtures(every_task_run):
     assert counts["invscale_scienceqa_img_test"] == 6  # the text-only question is left out
     assert counts["invscale_mmmu_dev_val"] == 8  # dev + validation in one split
     assert counts["invscale_mme_test"] == 6
+    assert all(counts[t] == 8 for t in ("cait", "cait_swap", "cait_cot", "cait_structured", "cait_describe"))
+
+
+def test_cait_results_have_f1_and_the_swap_run_flips_every_answer_position(every_task_run):
+    results = json.loads(every_task_run.results.read_text())["results"]
+    assert 0.0 <= results["cait"]["macro_f1,none"] <= 1.0
+    assert set(results["cait"]["subtask_accuracy,none"]) == {"Human-Human", "Human-Animal", "Animal-Animal", "Bio-StillLife"}
+    direct = {r["question_id"]: r for r in read_records(every_task_run.samples["cait"])}
+    swapped = {r["question_id"]: r for r in read_records(every_task_run.samples["cait_swap"])}
+    assert sorted(r["gold"] for r in direct.values()) == ["A"] * 4 + ["B"] * 4
+    assert all({direct[q]["gold"], swapped[q]["gold"]} == {"A", "B"} for q in direct)
+    described = read_records(every_task_run.samples["cait_describe"])
+    assert all(r["prediction"] is None and r["correct"] is None for r in described)
 
 
 def test_a_second_model_wrapper_runs_through_its_chat_path(tmp_path, fixture_tasks, tiny_llava):
