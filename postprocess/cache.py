@@ -5,7 +5,8 @@
 exists, else ingests and stores it. The fingerprint is a SHA-256 over:
 - every `*_results.json` and `*_samples_*.jsonl` under `dirs`: resolved path, size, mtime (ns);
 - the registry after overrides (models, families, override map) and the `strict` flag;
-- the source of postprocess/ingest.py and lmms_eval_tasks/record.py (the ingestion rules).
+- the source of postprocess/ingest.py, lmms_eval_tasks/record.py and model_configs/__init__.py (the
+  ingestion, validation and model-matching rules).
 Any change to these makes a new entry; old entries are left in place (delete the folder to reclaim
 space). Entries are written to a temporary folder and renamed into place, so a killed run never
 leaves a half-written entry behind. Cached frames keep their dtypes (categoricals, nullable booleans).
@@ -24,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 import lmms_eval_tasks.record
+import model_configs
 from model_configs import Registry
 from postprocess import ingest
 
@@ -47,7 +49,7 @@ def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_over
         digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     digest.update(registry.fingerprint().encode())
     digest.update(f"strict={strict}".encode())
-    for module in (ingest, lmms_eval_tasks.record):
+    for module in (ingest, lmms_eval_tasks.record, model_configs):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 

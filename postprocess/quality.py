@@ -97,7 +97,9 @@ def missing_runs_frame(table: pd.DataFrame, registry: Registry | None = None) ->
     missing = (missing.join(in_family, on=["family", "benchmark", "split"])
                .join(overall, on=["benchmark", "split"]))
     missing["n_family_models_with"] = missing["n_family_models_with"].fillna(0).astype("int64")
-    model_rank = {key: i for i, key in enumerate(table["model"].cat.categories)} if len(table) else {}
+    models_in_order = (table["model"].cat.categories if isinstance(table["model"].dtype, pd.CategoricalDtype)
+                       else pd.unique(table["model"]))
+    model_rank = {key: i for i, key in enumerate(models_in_order)}
     missing["_order"] = missing["model"].map(model_rank).fillna(len(model_rank))
     return missing.sort_values(["_order", "model", "benchmark", "split"])[columns].reset_index(drop=True)
 

@@ -2,9 +2,12 @@
 
 import json
 import os
+import tempfile
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from logfactory import make_record, make_records, sample_line, tiny_family_registry_dict, write_run
 
 from model_configs import Registry, load_registry
@@ -290,3 +293,29 @@ def test_quality_frames(tmp_path, registry):
     partial = summary.partial_runs
     assert partial[["model", "n_questions", "max_questions", "n_missing"]].values.tolist() == [
         ["Qwen3-VL-2B", 3, 4, 1], ["Gemma-3-4B", 1, 4, 3]]  # registry order
+
+
+# ------------------------------------------------------------------------------------------ accounting
+LINE_KINDS = ["good", "duplicate", "malformed", "no_record", "invalid", "blank", "filled"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kinds=st.lists(st.sampled_from(LINE_KINDS), max_size=12), truncate=st.booleans())
+def test_every_line_is_kept_or_reported(registry, kinds, truncate):
+    lines = []
+    for i, kind in enumerate(kinds):
+        record = make_record(question_id="dup" if kind == "duplicate" else f"q{i}")
+        lines.append({"good": sample_line(record, i), "duplicate": sample_line(record, i), "malformed": "{oops",
+                      "no_record": sample_line(record, i, with_per_question=False),
+                      "invalid": sample_line(make_record(question_id=f"q{i}", match="guess"), i), "blank": "",
+                      "filled": sample_line(record, i, drop_response=True)}[kind])
+    with tempfile.TemporaryDirectory() as folder:
+        write_run(folder, QWEN_2B, "invscale_mmmu_dev_val", [], extra_lines=lines, truncate_last=truncate)
+        result = ingest_logs([folder], registry)
+    line_problems = result.problems[result.problems["action"] == "skipped"]
+    assert result.counts["lines_read"] == len(result.table) + len(line_problems)
+    assert result.counts["lines_skipped"] == len(line_problems)
+    assert result.table["question_id"].is_unique
+    whole_duplicate_lines = kinds.count("duplicate") - (truncate and kinds[-1:] == ["duplicate"])
+    assert result.counts["duplicate"] == max(0, whole_duplicate_lines - 1)
+    assert result.counts["invalid_record"] == kinds.count("invalid") - (truncate and kinds[-1:] == ["invalid"])
