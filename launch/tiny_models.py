@@ -1,6 +1,13 @@
 """Tiny random-weight VLMs of the real architectures, built offline from transformers configs with a
 locally trained tokenizer. They load through lmms-eval's real model wrappers, so the task layer and
-the launchers are exercised end to end without the hub. Their answers are noise by design.
+the launchers are exercised end to end without the hub.
+
+Their weights are random, so their answers are noise; the output rows of the answer tokens (option
+letters A-D, Yes, No) are scaled up so that a one-token answer is almost always one of those. A random
+network barely tells its inputs apart at the answer position, so each model mostly repeats the token
+its seed favours: its accuracy is that of a position-biased guesser, and the flips between two tiny
+models come from their different favourite letters -- exactly the artefact the option-order controls
+of the analysis are there to expose.
 
   python -m launch.tiny_models OUT_DIR [--family qwen3_vl] [--size small]
 """
@@ -35,6 +42,8 @@ LLAVA_CHAT_TEMPLATE = (
     "{% for c in message['content'] if c['type'] == 'text' %}{{ c['text'] + ' ' }}{% endfor %}"
     "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
 )
+ANSWER_TOKENS = ["A", "B", "C", "D", "Yes", "No"]
+ANSWER_LOGIT_SCALE = 40.0
 # hidden size and layers per size label: three sizes so a demo family has pairs to compare
 SIZES = {"small": (32, 1), "medium": (64, 2), "large": (96, 3)}
 
@@ -105,8 +114,22 @@ def build_llava(out: Path, size: str = "small", seed: int = 0) -> Path:
     return _save(model, processor, tok, out, eos=ids["</s>"], pad=ids["<pad>"])
 
 
+def _favour_answer_tokens(model, tokenizer) -> None:
+    import torch
+
+    ids = []
+    for word in ANSWER_TOKENS:
+        encoded = tokenizer.encode(word, add_special_tokens=False)
+        if len(encoded) != 1:
+            raise ValueError(f"tiny tokenizer splits answer token {word!r} into {encoded}")
+        ids.append(encoded[0])
+    with torch.no_grad():
+        model.get_output_embeddings().weight[ids] *= ANSWER_LOGIT_SCALE
+
+
 def _save(model, processor, tokenizer, out: Path, eos: int, pad: int) -> Path:
     out = Path(out)
+    _favour_answer_tokens(model, tokenizer)
     model.generation_config.eos_token_id, model.generation_config.pad_token_id = eos, pad
     model.eval().save_pretrained(out)
     processor.save_pretrained(out)

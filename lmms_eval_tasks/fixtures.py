@@ -45,12 +45,13 @@ def _dataset(rows: list[dict], features: Features) -> datasets.Dataset:
     return datasets.Dataset.from_list(rows, features=features)
 
 
-def mmt_bench_rows() -> tuple[list[dict], Features]:
+def mmt_bench_rows(count: int = 6) -> tuple[list[dict], Features]:
     letters = "ABCDEFGHI"
     layouts = [(4, "autonomous_driving"), (2, "gui_navigation"), (5, "threed"), (4, "autonomous_driving"),
                (9, "visual_recognition"), (4, "gui_navigation")]
     rows = []
-    for i, (n, l2) in enumerate(layouts):
+    for i in range(count):
+        n, l2 = layouts[i % len(layouts)]
         row = {"index": 1000 + i, "question": f"What colour is the square in scene {i}?", "answer": letters[i % n],
                "category": f"{l2}_fine", "l2-category": l2, "image": drawn_image(i)}
         row.update({letter: (f"colour {letter.lower()}{i}" if k < n else None) for k, letter in enumerate(letters)})
@@ -68,20 +69,20 @@ MMMU_FEATURES = Features({
 })
 
 
-def mmmu_rows(split: str, with_answers: bool = True) -> list[dict]:
+def mmmu_rows(split: str, with_answers: bool = True, count: int = 4) -> list[dict]:
     subjects = [("Chemistry", "Organic Chemistry"), ("Finance", "Investment"), ("Physics", "Thermodynamics")]
     rows = []
-    for i in range(4):
+    for i in range(count):
         subject, subfield = subjects[i % len(subjects)]
-        open_question = i == 3
+        open_question = i % 4 == 3
         images = {f"image_{n}": None for n in range(1, 8)}
         images["image_1"] = drawn_image(i)
         question = f"Look at <image 1>. Which compound is shown in case {i}?"
-        if i == 1:  # two images, the second referenced from an option
+        if i % 4 == 1:  # two images, the second referenced from an option
             images["image_2"] = drawn_image(i + 5)
             question = f"Compare <image 1> with the options. Which is cheaper in case {i}?"
-        options = [] if open_question else ["<image 2>" if i == 1 and k == 2 else f"choice {k} of {i}" for k in range(4)]
-        answer = ("['24', '24.0']" if open_question else "ABCD"[i]) if with_answers else "?"
+        options = [] if open_question else ["<image 2>" if i % 4 == 1 and k == 2 else f"choice {k} of {i}" for k in range(4)]
+        answer = ("['24', '24.0']" if open_question else "ABCD"[i % 4]) if with_answers else "?"
         rows.append({"id": f"{split}_{subject}_{i + 1}", "question": question if not open_question else
                      f"Compute the yield shown in <image 1> (case {i}).", "options": str(options), "explanation": "",
                      **images, "img_type": "['Diagrams']", "answer": answer, "topic_difficulty": "Medium",
@@ -89,11 +90,11 @@ def mmmu_rows(split: str, with_answers: bool = True) -> list[dict]:
     return rows
 
 
-def scienceqa_rows() -> tuple[list[dict], Features]:
+def scienceqa_rows(count: int = 7) -> tuple[list[dict], Features]:
     rows = []
-    for i in range(7):
+    for i in range(count):
         n = 2 + i % 4  # 2..5 choices
-        rows.append({"image": drawn_image(i) if i != 2 else None,  # row 2 is text-only: filtered out
+        rows.append({"image": drawn_image(i) if i % 7 != 2 else None,  # every 7th, from row 2, is text-only
                      "question": f"Which force acts on object {i}?", "choices": [f"force {k}" for k in range(n)],
                      "answer": i % n, "hint": "" if i % 2 else "The object is at rest.", "task": "closed choice",
                      "grade": "grade5", "subject": "natural science", "topic": "physics",
@@ -107,11 +108,12 @@ def scienceqa_rows() -> tuple[list[dict], Features]:
     return rows, features
 
 
-def mme_rows(image_dir: Path) -> list[dict]:
+def mme_rows(image_dir: Path, images: int = 3) -> list[dict]:
     """JSON lines with image file paths (the json override path); two questions per image as in MME."""
     image_dir.mkdir(parents=True, exist_ok=True)
     rows = []
-    for i, category in enumerate(["existence", "count", "landmark"]):
+    for i in range(images):
+        category = ["existence", "count", "landmark"][i % 3]
         path = image_dir / f"{category}_{i}.png"
         drawn_image(i).save(path)
         for answer in ("Yes", "No"):
@@ -121,15 +123,15 @@ def mme_rows(image_dir: Path) -> list[dict]:
     return rows
 
 
-def ai2d_rows() -> list[dict]:
+def ai2d_rows(count: int = 5) -> list[dict]:
     """VLMEvalKit's AI2D_TEST.tsv columns, images as base64 PNG."""
     return [{"index": 2000 + i, "image": base64.b64encode(_png_bytes(drawn_image(i))).decode(),
              "question": f"Which stage follows stage {i} in the diagram?", "A": f"stage {i + 1}", "B": f"stage {i + 2}",
              "C": f"stage {i + 3}", "D": f"stage {i + 4}", "answer": "ABCD"[i % 4],
-             "category": ["foodChainsWebs", "lifeCycles"][i % 2]} for i in range(5)]
+             "category": ["foodChainsWebs", "lifeCycles"][i % 2]} for i in range(count)]
 
 
-def mathvista_rows() -> tuple[list[dict], Features]:
+def mathvista_rows(count: int = 6) -> tuple[list[dict], Features]:
     specs = [  # (question_type, answer_type, choices, answer, precision, task)
         ("multi_choice", "text", ["3", "4", "5", "6"], "5", None, "geometry problem solving"),
         ("free_form", "integer", None, "12", None, "math word problem"),
@@ -139,7 +141,8 @@ def mathvista_rows() -> tuple[list[dict], Features]:
         ("free_form", "float", None, "0.6", 1.0, "textbook question answering"),
     ]
     rows = []
-    for i, (question_type, answer_type, choices, answer, precision, task) in enumerate(specs):
+    for i in range(count):
+        question_type, answer_type, choices, answer, precision, task = specs[i % len(specs)]
         question = f"What is the value asked for in figure {i}?"
         if choices:
             query = ("Hint: Please answer the question and provide the correct option letter, e.g., A, B, C, D, "
@@ -168,11 +171,12 @@ def mathvista_rows() -> tuple[list[dict], Features]:
     return rows, features
 
 
-def blink_rows() -> tuple[list[dict], Features]:
+def blink_rows(count: int = 6) -> tuple[list[dict], Features]:
     specs = [("Jigsaw", 2, 2), ("Multi-view_Reasoning", 2, 2), ("Forensic_Detection", 4, 4),
              ("Relative_Depth", 1, 2), ("Art_Style", 3, 2), ("Counting", 1, 4)]
     rows = []
-    for i, (sub_task, n_images, n_choices) in enumerate(specs):
+    for i in range(count):
+        sub_task, n_images, n_choices = specs[i % len(specs)]
         choices = [f"the {['first', 'second', 'third', 'fourth'][k]} image" for k in range(n_choices)]
         prompt = (f"Which image fits the reference best in sub-task {sub_task}?\nSelect from the following choices.\n" +
                   "\n".join(f"({chr(65 + k)}) {c}" for k, c in enumerate(choices)))
@@ -186,14 +190,15 @@ def blink_rows() -> tuple[list[dict], Features]:
     return rows, features
 
 
-def mmbench_rows() -> tuple[list[dict], Features]:
+def mmbench_rows(count: int = 6) -> tuple[list[dict], Features]:
     rows = []
     hints = [None, "nan", "The picture shows a kitchen.", None, "A chart of sales.", None]
     l2 = ["coarse_perception", "attribute_reasoning", "logic_reasoning"]
-    for i in range(6):
-        two_options = i == 3
-        index = i if i < 4 else 1_000_000 + i - 4  # circular copies of questions 0 and 1
-        rows.append({"index": index, "question": f"What is in the picture {i % 4}?", "hint": hints[i],
+    for i in range(count):
+        block, j = divmod(i, 6)
+        two_options = j == 3
+        index = 10 * block + j if j < 4 else 1_000_000 + 10 * block + j - 4  # circular copies of questions 0 and 1
+        rows.append({"index": index, "question": f"What is in the picture {i % 4}?", "hint": hints[j],
                      "A": f"thing a{i % 4}", "B": f"thing b{i % 4}", "C": None if two_options else f"thing c{i % 4}",
                      "D": None if two_options else f"thing d{i % 4}", "answer": "AB"[i % 2],
                      "category": "image_scene", "L2-category": l2[i % 3], "source": "fixture", "split": "dev",
@@ -205,8 +210,9 @@ def mmbench_rows() -> tuple[list[dict], Features]:
     return rows, features
 
 
-def write_fixtures(root: Path) -> dict[str, str]:
-    """Write every fixture under root; return {base task: path} for `export_tasks(..., data=...)`."""
+def write_fixtures(root: Path, scale: int = 1) -> dict[str, str]:
+    """Write every fixture under root, `scale` times the default number of rows; return {base task: path}
+    for `export_tasks(..., data=...)`."""
     root = Path(root).resolve()
     root.mkdir(parents=True, exist_ok=True)
 
@@ -216,24 +222,24 @@ def write_fixtures(root: Path) -> dict[str, str]:
         return str(path)
 
     data = {
-        "invscale_mmtbench_val": parquet("mmtbench_val", *mmt_bench_rows()),
-        "invscale_mmmu_dev_val": ",".join([parquet("mmmu_dev", mmmu_rows("dev"), MMMU_FEATURES),
-                                           parquet("mmmu_validation", mmmu_rows("validation"), MMMU_FEATURES)]),
-        "invscale_mmmu_test": parquet("mmmu_test", mmmu_rows("test", with_answers=False), MMMU_FEATURES),
-        "invscale_scienceqa_img_test": parquet("scienceqa_img_test", *scienceqa_rows()),
-        "invscale_mathvista_testmini": parquet("mathvista_testmini", *mathvista_rows()),
-        "invscale_mmbench_dev_en": parquet("mmbench_dev_en", *mmbench_rows()),
+        "invscale_mmtbench_val": parquet("mmtbench_val", *mmt_bench_rows(6 * scale)),
+        "invscale_mmmu_dev_val": ",".join([parquet("mmmu_dev", mmmu_rows("dev", count=4 * scale), MMMU_FEATURES),
+                                           parquet("mmmu_validation", mmmu_rows("validation", count=4 * scale), MMMU_FEATURES)]),
+        "invscale_mmmu_test": parquet("mmmu_test", mmmu_rows("test", with_answers=False, count=4 * scale), MMMU_FEATURES),
+        "invscale_scienceqa_img_test": parquet("scienceqa_img_test", *scienceqa_rows(7 * scale)),
+        "invscale_mathvista_testmini": parquet("mathvista_testmini", *mathvista_rows(6 * scale)),
+        "invscale_mmbench_dev_en": parquet("mmbench_dev_en", *mmbench_rows(6 * scale)),
     }
     mme_path = root / "mme_test.jsonl"
-    mme_path.write_text("".join(json.dumps(row) + "\n" for row in mme_rows(root / "mme_images")))
+    mme_path.write_text("".join(json.dumps(row) + "\n" for row in mme_rows(root / "mme_images", 3 * scale)))
     data["invscale_mme_test"] = str(mme_path)
 
     ai2d_path = root / "AI2D_TEST.tsv"
-    pd.DataFrame(ai2d_rows()).to_csv(ai2d_path, sep="\t", index=False)
+    pd.DataFrame(ai2d_rows(5 * scale)).to_csv(ai2d_path, sep="\t", index=False)
     data["invscale_ai2d_test"] = str(ai2d_path)
 
     blink_path = root / "blink_val"
-    datasets.DatasetDict({"val": _dataset(*blink_rows())}).save_to_disk(str(blink_path))
+    datasets.DatasetDict({"val": _dataset(*blink_rows(6 * scale))}).save_to_disk(str(blink_path))
     data["blink_val"] = str(blink_path)
 
     data["cait"] = str(cait.prepare(cait.write_fixture(root / "cait_folder"), root / "cait"))
