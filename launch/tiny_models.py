@@ -3,11 +3,10 @@ locally trained tokenizer. They load through lmms-eval's real model wrappers, so
 the launchers are exercised end to end without the hub.
 
 Their weights are random, so their answers are noise; the output rows of the answer tokens (option
-letters A-D, Yes, No) are scaled up so that a one-token answer is almost always one of those. A random
-network barely tells its inputs apart at the answer position, so each model mostly repeats the token
-its seed favours: its accuracy is that of a position-biased guesser, and the flips between two tiny
-models come from their different favourite letters -- exactly the artefact the option-order controls
-of the analysis are there to expose.
+letters A-D, Yes, No) are rebuilt so that a one-token answer is almost always one of those and depends
+on the prompt (see _favour_answer_tokens). Their answers parse, differ between models and questions,
+and are right at about chance level, often with a favourite letter: enough for the analysis to find
+flips (chance ones, and position-bias ones that the option-order controls expose), and no more.
 
   python -m launch.tiny_models OUT_DIR [--family qwen3_vl] [--size small]
 """
@@ -43,7 +42,7 @@ LLAVA_CHAT_TEMPLATE = (
     "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
 )
 ANSWER_TOKENS = ["A", "B", "C", "D", "Yes", "No"]
-ANSWER_LOGIT_SCALE = 40.0
+ANSWER_LOGIT_SCALE = 80.0
 # hidden size and layers per size label: three sizes so a demo family has pairs to compare
 SIZES = {"small": (32, 1), "medium": (64, 2), "large": (96, 3)}
 
@@ -114,7 +113,17 @@ def build_llava(out: Path, size: str = "small", seed: int = 0) -> Path:
     return _save(model, processor, tok, out, eos=ids["</s>"], pad=ids["<pad>"])
 
 
+CALIBRATION_QUESTIONS = [f"Question {i}: which stage follows stage {i}? A. red B. green C. blue D. yellow" for i in range(16)]
+
+
 def _favour_answer_tokens(model, tokenizer) -> None:
+    """Make the answer tokens win the first generated position, and win it by input.
+
+    A random network's state at the answer position is mostly one shared direction, so scaled-up
+    answer rows would give every prompt the same answer. The shared direction is measured on a few
+    chat prompts and projected out of the answer rows, which are then set to one large norm: the
+    answer is decided by what differs between prompts.
+    """
     import torch
 
     ids = []
@@ -123,8 +132,20 @@ def _favour_answer_tokens(model, tokenizer) -> None:
         if len(encoded) != 1:
             raise ValueError(f"tiny tokenizer splits answer token {word!r} into {encoded}")
         ids.append(encoded[0])
+    head = model.get_output_embeddings()
+    states = []
+    hook = head.register_forward_pre_hook(lambda module, inputs: states.append(inputs[0][0, -1].detach()))
     with torch.no_grad():
-        model.get_output_embeddings().weight[ids] *= ANSWER_LOGIT_SCALE
+        for question in CALIBRATION_QUESTIONS:
+            text = tokenizer.apply_chat_template([{"role": "user", "content": question}], tokenize=False,
+                                                 add_generation_prompt=True)
+            model(input_ids=tokenizer(text, return_tensors="pt").input_ids)
+        hook.remove()
+        shared = torch.stack(states).mean(0)
+        shared = shared / shared.norm()
+        rows = head.weight[ids]
+        rows = rows - (rows @ shared)[:, None] * shared[None, :]
+        head.weight[ids] = rows / rows.norm(dim=1, keepdim=True) * head.weight.norm(dim=1).mean() * ANSWER_LOGIT_SCALE
 
 
 def _save(model, processor, tokenizer, out: Path, eos: int, pad: int) -> Path:
