@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.compare import GROUP_KEY, Outcomes
-from postprocess.labels import dataset_labels, multi_split_benchmarks, sort_key
+from postprocess.labels import dataset_labels, multi_split_benchmarks
 from postprocess.tables import Table
 
 ACCURACY_COLUMNS = ["model", *GROUP_KEY, "n", "correct", "accuracy"]
@@ -53,12 +53,12 @@ def _wide_by_size(accuracy: pd.DataFrame, members: pd.DataFrame, row_columns: li
     wide = (
         family_rows.assign(size=family_rows["model"].map(size_of))
         .set_index([*row_columns, "size"])["accuracy"]
-        .unstack("size")
+        .unstack("size", sort=False)  # keeps the rows' display order
     )
     sizes = [s for s in members["size"] if s in wide.columns]
-    wide = wide[sizes].reset_index().sort_values(row_columns, key=sort_key, kind="stable")
+    wide = wide[sizes].reset_index()
     wide.columns.name = None
-    return wide.reset_index(drop=True)
+    return wide
 
 
 def _emphasis(values: pd.DataFrame, largest: str) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -23,6 +23,13 @@ def _model_map(items: list[str]) -> dict[str, str]:
     return overrides
 
 
+def _subtask(text: str) -> tuple[str, str, str]:
+    parts = text.split("/", 2)
+    if len(parts) != 3 or not all(parts):
+        raise argparse.ArgumentTypeError(f"expected BENCHMARK/SPLIT/SUBTASK, got {text!r}")
+    return parts[0], parts[1], parts[2]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m postprocess", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -39,18 +46,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="registry YAML files adding models to model_configs/models.yaml")
     report.add_argument("--skip-unknown-models", action="store_true",
                         help="skip (and report) runs whose model matches no registry entry instead of failing")
+    report.add_argument("--figure-subtask", nargs="+", default=[], type=_subtask, metavar="BENCHMARK/SPLIT/SUBTASK",
+                        help="Figure 1 panels (default: the most replicated subtasks)")
     report.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
     report.add_argument("--progress", action="store_true", help="show a progress bar while reading logs")
     return parser
 
 
-def _quality_frames(result) -> dict[str, pd.DataFrame]:
-    """The ingestion frames shown in the report's data-quality section."""
-    counts = pd.DataFrame(sorted(result.counts.items()), columns=["count", "value"])
+def _quality_frames(result, registry) -> dict[str, pd.DataFrame]:
+    """Ingestion's data-quality frames, titled for the report's data-quality section."""
+    from postprocess.quality import quality_summary
+
+    summary = quality_summary(result, registry)
     return {
-        "Ingestion counts": counts,
+        "Ingestion overview": summary.overview,
         "Runs found": result.runs,
-        "Rows skipped or repaired by reason": result.problem_counts(),
+        "Problems by kind (rows skipped, kept or reported)": summary.problems,
+        "Unparsed answers per model x benchmark": summary.unparsed,
+        "Missing model x split runs": summary.missing_runs,
+        "Partial runs": summary.partial_runs,
     }
 
 
@@ -71,9 +85,10 @@ def run_report(args: argparse.Namespace) -> int:
         folders = ", ".join(map(str, args.logs))
         raise ValueError(f"no per-question rows found under {folders} (runs found: {len(result.runs)})")
     analysis = run_analysis(
-        result.table, registry.models_frame(), min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant
+        result.table, registry.models_frame(), min_n=args.min_n, min_net=args.min_net, fdr=args.fdr,
+        variant=args.variant, figure_subtasks=args.figure_subtask or None,
     )
-    paths = write_outputs(analysis, args.out, quality=_quality_frames(result))
+    paths = write_outputs(analysis, args.out, quality=_quality_frames(result, registry))
     summary = analysis.summary
     print(
         f"{summary['cases']} cases over {summary['eligible_comparisons']} eligible comparisons "

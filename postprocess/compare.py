@@ -14,6 +14,7 @@ mirrored test, P(Binomial(FI + FN, 1/2) >= FN). Both are 1 when there is no disc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -173,27 +174,26 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
     ordered = family_order_models(models)
     rows = []
     for family, members in ordered.groupby("family", sort=False):
-        members = members.reset_index(drop=True)
-        last = len(members) - 1
-        for i in range(last):
-            for j in range(i + 1, last + 1):
-                small, large = members.iloc[i], members.iloc[j]
-                rows.append(
-                    {
-                        "family": family,
-                        "small": small["model"],
-                        "large": large["model"],
-                        "small_size": small["size"],
-                        "large_size": large["size"],
-                        "adjacent": j == i + 1,
-                        "extreme": i == 0 and j == last,
-                        "twofold_total": large["total_params"] >= 2 * small["total_params"],
-                        "twofold_active": large["active_params"] >= 2 * small["active_params"],
-                        "dense": not (bool(small["moe"]) or bool(large["moe"])),
-                        "same_encoder_tier": small["encoder_tier"] == large["encoder_tier"],
-                        "family_models": last + 1,
-                    }
-                )
+        specs = members.to_dict("records")
+        last = len(specs) - 1
+        for i, j in combinations(range(last + 1), 2):
+            small, large = specs[i], specs[j]
+            rows.append(
+                {
+                    "family": family,
+                    "small": small["model"],
+                    "large": large["model"],
+                    "small_size": small["size"],
+                    "large_size": large["size"],
+                    "adjacent": j == i + 1,
+                    "extreme": i == 0 and j == last,
+                    "twofold_total": large["total_params"] >= 2 * small["total_params"],
+                    "twofold_active": large["active_params"] >= 2 * small["active_params"],
+                    "dense": not (bool(small["moe"]) or bool(large["moe"])),
+                    "same_encoder_tier": small["encoder_tier"] == large["encoder_tier"],
+                    "family_models": last + 1,
+                }
+            )
     columns = ["family", "small", "large", *PAIR_COLUMNS]
     frame = pd.DataFrame(rows, columns=columns)
     text = ["family", "small", "large", "small_size", "large_size"]

@@ -99,7 +99,7 @@ def cross_family_bars(
     ax.set_xlabel("Pairwise inverse-scaling cases")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(axis="x", alpha=0.3)
-    figure.legend([Patch(color=colors[f]) for f in families], families, loc="outside upper center",
+    figure.legend([Patch(color=colors[f]) for f in families], families, loc="outside lower center",
                   ncols=len(families), fontsize=8)
     figure.suptitle("Cross-family inverse scaling", fontsize=11)
     figure.savefig(path, dpi=DPI)

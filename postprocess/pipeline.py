@@ -76,7 +76,7 @@ def _figure_subtasks(
     """Figure 1 panels: the chosen subtasks, else the most replicated; Figure 2 rows: the replicated
     subtasks (>= 3 families) with most cases, else any subtasks with most cases."""
     if chosen:
-        figure1 = pd.DataFrame(chosen, columns=GROUP_KEY)
+        figure1 = pd.DataFrame(chosen, columns=GROUP_KEY, dtype=object)
     else:
         figure1 = replication.head(panels)[GROUP_KEY]
     replicated = replication[replication["n_families"] >= case_tables.REPLICATION_FAMILIES]
@@ -124,6 +124,9 @@ def run_analysis(
             "no comparable pairs: no two models of one family answered a common question with known gold "
             f"(models with answers: {', '.join(present['model']) or 'none'})"
         )
+    unknown = set(figure_subtasks or ()) - set(outcomes.groups.itertuples(index=False, name=None))
+    if unknown:
+        raise UnusableInput(f"figure subtasks not in the table: {sorted(unknown)}")
     comparisons = add_significance(comparisons, fdr)
     cases = case_tables.cases_of(comparisons)
     families = family_order(present)

@@ -82,7 +82,7 @@ def write_constructed_logs(root: Path) -> Path:
         records = [
             make_record(
                 benchmark=benchmark, split=split, subtask=r.subtask, question_id=r.question_id, variant=variant,
-                gold=r.gold, response=r.response, prediction=None if pd.isna(r.correct) else r.prediction,
+                gold=None if pd.isna(r.gold) else r.gold, response=r.response, prediction=None if pd.isna(r.correct) else r.prediction,
                 correct=None if pd.isna(r.correct) else bool(r.correct), match="none" if pd.isna(r.correct) else "letter",
             )  # fmt: skip
             for r in rows.itertuples()
@@ -106,14 +106,34 @@ def write_constructed_logs(root: Path) -> Path:
 def test_cli_end_to_end(tmp_path, capsys):
     registry = write_constructed_logs(tmp_path)
     arguments = ["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),
-                 "--extra-models", str(registry), "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+                 "--extra-models", str(registry), "--cache-dir", str(tmp_path / "cache"),
+                 "--figure-subtask", "BLINK/val/Jigsaw", "MMMU/test/Art"]  # fmt: skip
     assert main(arguments) == 0
     assert f"{EXPECTED_CASES} cases over {EXPECTED_ELIGIBLE} eligible comparisons" in capsys.readouterr().out
+    table = constructed_table(with_controls=True)
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["rows"] == len(table)  # nothing skipped
     from_logs = pd.read_csv(tmp_path / "out" / "cases.csv")
-    expected = run_analysis(constructed_table(with_controls=True), models_frame()).cases[CASE_COLUMNS]
+    expected = run_analysis(table, models_frame()).cases[CASE_COLUMNS]
     pd.testing.assert_frame_equal(from_logs, expected.reset_index(drop=True), check_dtype=False)
     assert main([*arguments, "--min-net", "8"]) == 0  # second run reads the cache
     assert len(pd.read_csv(tmp_path / "out" / "cases.csv")) == 9
+
+
+@pytest.mark.parametrize("thresholds", [{"min_net": 1000}, {"min_n": 1000}])
+def test_outputs_without_cases(tmp_path, thresholds):
+    analysis = run_analysis(constructed_table(with_controls=True), models_frame(), **thresholds)
+    paths = write_outputs(analysis, tmp_path)
+    assert analysis.summary["cases"] == 0 and not analysis.controls
+    assert len(pd.read_csv(paths["cases"])) == 0
+    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2
+
+
+def test_chosen_figure_subtasks(tmp_path):
+    chosen = [("MME", "test", "Scene"), ("MMMU", "dev_val", "Art")]
+    analysis = run_analysis(constructed_table(), models_frame(), figure_subtasks=chosen)
+    assert list(analysis.figure1_subtasks.itertuples(index=False, name=None)) == chosen
+    with pytest.raises(ValueError, match="not in the table"):
+        run_analysis(constructed_table(), models_frame(), figure_subtasks=[("MME", "test", "Nope")])
 
 
 def test_cli_rejects_unusable_input(tmp_path, capsys):
