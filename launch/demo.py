@@ -2,53 +2,95 @@
 
   python -m launch.demo [--out runs/demo] [--fresh]
 
-1. writes the bundled fixtures of the nine benchmark splits and a task folder reading them;
-2. builds tiny random-weight Qwen3-VL models of three sizes (a stand-in family);
-3. runs the real lmms-eval CLI on every base task for each model (a run whose results and samples
-   are already complete is kept, so re-running is cheap);
-4. prints where the logs are.
+1. writes the bundled fixtures (the nine benchmark splits at demo scale, and a CAIT folder) and a
+   task folder reading them;
+2. builds tiny random-weight models of three sizes for two families (stand-ins for real families,
+   registered in OUT/demo_models.yaml with their real parameter counts);
+3. runs the real lmms-eval CLI per model: the nine base tasks, their reversed-option variant, and the
+   CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap);
+4. runs `postprocess report` over the logs and prints where the report is.
+
+The tiny models answer one token (their answers are chance-level by construction; see
+launch/tiny_models.py), so the cases the report finds are chance and position-bias flips: the point is
+the pipeline, not the findings. Fixtures are small, so the report uses --min-n 10 instead of 20.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from lmms_eval_tasks.catalog import GROUP, GROUPS
+import yaml
+
+from lmms_eval_tasks.catalog import GROUPS, TASKS
 from lmms_eval_tasks.fixtures import write_fixtures
 from lmms_eval_tasks.install import export_tasks
 
-from .runner import find_outputs, lmms_eval_command, run_lmms_eval
+from .runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
 from .tiny_models import ensure_model
 
-DEMO_MODELS = [("tiny-qwen3-vl-small", "qwen3_vl", "small"), ("tiny-qwen3-vl-medium", "qwen3_vl", "medium"),
-               ("tiny-qwen3-vl-large", "qwen3_vl", "large")]
-# Tiny models answer noise; a short budget keeps the demo in minutes. Real runs use the tasks' 2048.
-DEMO_GEN_KWARGS = "max_new_tokens=8"
+FAMILIES = {  # family -> (builder / lmms-eval model, [(size label, tiny size, seed)])
+    "Tiny Qwen3-VL": ("qwen3_vl", [("S", "small", 0), ("M", "medium", 1), ("L", "large", 2)]),
+    "Tiny LLaVA": ("llava_hf", [("S", "small", 3), ("M", "medium", 4), ("L", "large", 5)]),
+}
+BATCH_SIZE = {"qwen3_vl": 8, "llava_hf": 1}  # lmms-eval's llava_hf wrapper takes one sample at a time
+DEMO_TASKS = GROUPS["invscale"] + GROUPS["invscale_reverse"] + ["cait", "cait_swap", "cait_describe"]
+FIXTURE_SCALE = 12  # enough questions per subtask for comparisons at --min-n 10
+DEMO_GEN_KWARGS = "max_new_tokens=1"  # tiny models answer one token; real runs use the tasks' 2048
+REPORT_OPTIONS = ["--min-n", "10"]
 
 
-def run_demo(out: Path) -> dict[str, Path]:
+def model_key(family: str, label: str) -> str:
+    return f"{family.replace(' ', '-')}-{label}"
+
+
+def build_models(out: Path) -> tuple[list[tuple[str, str, Path]], Path]:
+    """Build (or reuse) every demo model; write the registry YAML that names them."""
+    import torch
+    import transformers
+
+    built, entries = [], []
+    for family, (wrapper, sizes) in FAMILIES.items():
+        for label, size, seed in sizes:
+            key = model_key(family, label)
+            path = ensure_model(out / "models" / key, wrapper, size, seed=seed)
+            config = transformers.AutoConfig.from_pretrained(path)
+            with torch.device("meta"):  # count parameters without allocating them
+                params = sum(p.numel() for p in transformers.AutoModelForImageTextToText.from_config(config).parameters())
+            built.append((key, wrapper, path))
+            entries.append({"key": key, "hf_id": f"local/{key}", "family": family, "size": label,
+                            "total_params": params, "active_params": params, "moe": False,
+                            "encoder_tier": f"{family}-encoder", "lmms_eval_model": wrapper})
+    registry = out / "demo_models.yaml"
+    registry.write_text(yaml.safe_dump({"families": list(FAMILIES), "models": entries}, sort_keys=False))
+    return built, registry
+
+
+def run_demo(out: Path) -> Path:
     out = out.resolve()
-    tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures"))
-    logs = out / "logs"
-    runs = {}
-    for seed, (name, family, size) in enumerate(DEMO_MODELS):
-        model = ensure_model(out / "models" / name, family, size, seed=seed)
-        tasks = GROUPS[GROUP]
-        model_logs = logs / name
-        results, samples = find_outputs(model_logs, tasks)
-        if results is not None and len(samples) == len(tasks):
-            print(f"[demo] {name}: complete run found, kept ({results})")
-        else:
-            command = lmms_eval_command(family, f"pretrained={model},device_map=cpu", [GROUP], model_logs,
-                                        include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu")
-            run = run_lmms_eval(command, model_logs, tasks, model_logs / "lmms_eval.log")
-            results = run.results
-            print(f"[demo] {name}: {len(tasks)} tasks in {run.seconds:.0f} s -> {results.parent}")
-        runs[name] = results.parent
-    return runs
+    tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures", scale=FIXTURE_SCALE))
+    models, registry = build_models(out)
+    expected = [t for t in DEMO_TASKS if t in TASKS]
+    for key, wrapper, path in models:
+        logs = out / "logs" / key
+        results, samples = find_outputs(logs, expected)
+        if results is not None and len(samples) == len(expected):
+            print(f"[demo] {key}: complete run found, kept ({results.parent})")
+            continue
+        command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", DEMO_TASKS, logs,
+                                    include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu", batch_size=BATCH_SIZE[wrapper])
+        run = run_lmms_eval(command, logs, expected, logs / "lmms_eval.log")
+        print(f"[demo] {key}: {len(expected)} tasks in {run.seconds:.0f} s -> {run.results.parent}")
+    report = out / "report"
+    subprocess.run([sys.executable, "-m", "postprocess", "report", "--logs", str(out / "logs"), "--out", str(report),
+                    "--extra-models", str(registry), "--cache-dir", str(out / "cache"), *REPORT_OPTIONS],
+                   check=True, env={**os.environ, **OFFLINE_ENV})
+    return report
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -59,10 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.fresh and args.out.exists():
         shutil.rmtree(args.out)
     started = time.time()
-    runs = run_demo(args.out)
-    print(f"\n[demo] done in {time.time() - started:.0f} s. lmms-eval logs (results.json + samples_*.jsonl):")
-    for name, folder in runs.items():
-        print(f"  {name}: {folder}")
+    report = run_demo(args.out)
+    print(f"\n[demo] done in {time.time() - started:.0f} s")
+    print(f"  lmms-eval logs: {args.out.resolve() / 'logs'}")
+    print(f"  report:         {report / 'report.html'} (and report.md, tables/, figures/)")
 
 
 if __name__ == "__main__":
