@@ -77,11 +77,16 @@ def _parse_list(value: Any, name: str, where: str) -> list:
     return list(parsed)
 
 
-def mmt_bench(row: dict, position: int, split: str) -> Question:
-    where = f"MMT-Bench row {position}"
+def _lettered_options(row: dict, where: str) -> list[str]:
     options = _lettered_columns(row)
     if len(options) < 2:
         raise DocError(f"{where}: fewer than two options in columns A..")
+    return options
+
+
+def mmt_bench(row: dict, position: int, split: str) -> Question:
+    where = f"MMT-Bench row {position}"
+    options = _lettered_options(row, where)
     return Question(
         benchmark="MMT-Bench", split=split, subtask=_text(row, "l2-category", where),
         question_id=_text(row, "index", where), kind=MCQ, text=_text(row, "question", where),
@@ -152,9 +157,7 @@ def mme(row: dict, position: int, split: str) -> Question:
 
 def ai2d(row: dict, position: int, split: str) -> Question:
     where = f"AI2D row {position}"
-    options = _lettered_columns(row)
-    if len(options) < 2:
-        raise DocError(f"{where}: fewer than two options in columns A..")
+    options = _lettered_options(row, where)
     return Question(
         benchmark="AI2D", split=split, subtask=_text(row, "category", where),
         question_id=_text(row, "index", where), kind=MCQ, text=_text(row, "question", where),
@@ -205,9 +208,7 @@ def blink(row: dict, position: int, split: str) -> Question:
 
 def mmbench(row: dict, position: int, split: str) -> Question:
     where = f"MMBench row {position}"
-    options = _lettered_columns(row)
-    if len(options) < 2:
-        raise DocError(f"{where}: fewer than two options in columns A..")
+    options = _lettered_options(row, where)
     l2 = row.get("L2-category", row.get("l2-category"))
     if _is_missing(l2):
         raise DocError(f"{where}: missing field 'L2-category'")
