@@ -131,7 +131,6 @@ def cases_by_family_table(
     name: str,
     title: str,
     show_eligible: bool = True,
-    note: str = "",
 ) -> Table:
     """Tables 2, 4, 40, 41: cases (over eligible comparisons) by benchmark x family, with totals."""
     counted = eligible(comparisons)
@@ -146,7 +145,7 @@ def cases_by_family_table(
     cells = cases.astype(str) + "/" + totals.astype(str) if show_eligible else cases
     labels = _row_labels(counted)
     frame = cells.rename(index=lambda b: labels.get(b, b)).rename_axis("Dataset").reset_index()
-    return Table(name=name, title=title, frame=frame, note=note)
+    return Table(name=name, title=title, frame=frame)
 
 
 def _case_rows(cases: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +36,20 @@ class UnusableInput(ValueError):
     """The input cannot support the analysis (no runs, no comparable pair, ...)."""
 
 
+@dataclass(frozen=True)
+class Parameters:
+    min_n: int = 20  # shared questions for an eligible comparison
+    min_net: int = 5  # Net for a case
+    fdr: float = 0.05  # Benjamini-Hochberg false discovery rate
+    alpha: float = 0.05  # uncorrected significance level
+    variant: str = "direct"  # prompt variant analysed
+    top_k: int = 10  # Table 3 rows
+    thresholds: tuple[int, ...] = case_tables.THRESHOLDS  # Table 38 columns
+
+
 @dataclass
 class Analysis:
-    parameters: dict
+    parameters: Parameters
     models: pd.DataFrame  # the models analysed, family then size order
     comparisons: pd.DataFrame  # every pair x subtask with n > 0, with eligible/case and BH columns
     cases: pd.DataFrame  # sorted by Net desc, then acc_delta desc
@@ -106,6 +117,7 @@ def run_analysis(
 ) -> Analysis:
     """Run every stage on the per-question table (columns ANALYSIS_COLUMNS at least) and the models
     frame (MODEL_COLUMNS, optionally family_rank). Raises UnusableInput when nothing can be compared."""
+    params = Parameters(min_n, min_net, fdr, alpha, variant, top_k, tuple(thresholds))
     _check_models(models)
     if table.empty:
         raise UnusableInput("the per-question table is empty: no runs were found")
@@ -117,8 +129,7 @@ def run_analysis(
     if variant not in outcomes.variants:
         raise UnusableInput(f"no rows of variant {variant!r} (variants present: {', '.join(outcomes.variants)})")
     present = ordered[ordered["model"].isin(outcomes.models_with_answers(variant))].reset_index(drop=True)
-    pairs = family_pairs(present)
-    comparisons = compare_pairs(outcomes, pairs, variant=variant, min_n=min_n, min_net=min_net)
+    comparisons = compare_pairs(outcomes, family_pairs(present), variant=variant, min_n=min_n, min_net=min_net)
     if comparisons.empty:
         raise UnusableInput(
             "no comparable pairs: no two models of one family answered a common question with known gold "
@@ -127,6 +138,7 @@ def run_analysis(
     unknown = set(figure_subtasks or ()) - set(outcomes.groups.itertuples(index=False, name=None))
     if unknown:
         raise UnusableInput(f"figure subtasks not in the table: {sorted(unknown)}")
+
     comparisons = add_significance(comparisons, fdr)
     cases = case_tables.cases_of(comparisons)
     families = family_order(present)
@@ -134,108 +146,36 @@ def run_analysis(
     subtask_accuracy = accuracy.accuracy_by_subtask(outcomes, variant)
     split_accuracy = accuracy.accuracy_by_split(subtask_accuracy)
     replication = case_tables.replication(cases)
-    restriction_rows = case_tables.restriction_summary(comparisons, min_net)
+    restrictions = case_tables.restriction_summary(comparisons, min_net)
     shapes = case_tables.curve_shapes(cases, subtask_accuracy, present)
-
-    table_list = [
-        case_tables.cases_by_family_table(
-            comparisons, families, name="table02_cases_by_family",
-            title=f"Table 2: pairwise inverse-scaling cases / eligible comparisons (n ≥ {min_n} shared questions) "
-            f"by family and dataset; a case has Net ≥ {min_net}.",
-        ),
-        case_tables.top_cases_table(cases, multi_split, top_k),
-        case_tables.cases_by_family_table(
-            case_tables.restrict(comparisons, "dense_only"), families, name="table04_dense_only", show_eligible=False,
-            title="Table 4: dense-only pairwise inverse-scaling cases by family and dataset (MoE models excluded).",
-        ),
-        case_tables.replication_table(
-            cases[cases["dense"]], multi_split, name="table09_dense_replication",
-            title="Table 9: dense-only cross-family replication (subtask–dataset pairs with cases in ≥3 families).",
-        ),
-        case_tables.all_cases_table(cases, families, multi_split),
-        case_tables.significance_table(cases, min_net, alpha, fdr),
-        case_tables.replication_table(
-            cases, multi_split, name="table36_replicated",
-            title="Table 36: subtask–dataset pairs with pairwise inverse scaling in at least three families.",
-        ),
-        case_tables.replication_table(
-            cases, multi_split, name="table37_two_families", exactly=2,
-            title="Table 37: subtask–dataset pairs with pairwise inverse scaling in exactly two families.",
-        ),
-        case_tables.threshold_table(comparisons, thresholds),
-        case_tables.cases_by_family_table(
-            case_tables.restrict(comparisons, "twofold_total"), families, name="table40_twofold_total",
-            title="Table 40: cases / eligible comparisons, pairs whose larger model has ≥2× the total parameters.",
-        ),
-        case_tables.cases_by_family_table(
-            case_tables.restrict(comparisons, "twofold_active"), families, name="table41_twofold_active",
-            title="Table 41: cases / eligible comparisons, pairs whose larger model has ≥2× the active parameters.",
-        ),
-        case_tables.restriction_table(restriction_rows, min_net),
-        case_tables.encoder_tier_table(cases, families),
-        case_tables.cases_by_family_table(
-            case_tables.restrict(comparisons, "adjacent"), families, name="adjacent_cases_by_family",
-            title="Adjacent-size pairs only: cases / eligible comparisons.",
-        ),
-        case_tables.extremes_table(comparisons, min_net),
-        case_tables.curve_shape_table(shapes, families),
+    control_frames, control_tables, control_summary = _variant_controls(
+        outcomes, cases, families, multi_split, params
+    )
+    tables = [
+        *_case_tables(comparisons, cases, restrictions, shapes, families, multi_split, params),
         *accuracy.family_accuracy_tables(split_accuracy, present),
         *accuracy.family_subtask_accuracy_tables(subtask_accuracy, present),
+        *control_tables,
     ]
-
-    control_frames, control_tables, control_summary = _variant_controls(
-        outcomes, cases, variant, families, multi_split, min_net, fdr
-    )
-    table_list += control_tables
-
-    by_restriction = restriction_rows.set_index("restriction")
-    counted = comparisons[comparisons["eligible"]]
-    replicated_rows = replication[replication["n_families"] >= case_tables.REPLICATION_FAMILIES]
-    # As the paper: a two-model family's only pair is not a "largest size gap" comparison.
-    extremes = case_tables.restrict(counted, "extreme")
-    extremes = extremes[extremes["family_models"] > 2]
     summary = {
-        "parameters": {"min_n": min_n, "min_net": min_net, "fdr": fdr, "alpha": alpha, "variant": variant},
+        "parameters": asdict(params),
         "models": len(present),
         "families": families,
         "questions": int(len(outcomes.question_group)),
         "rows": int(len(table)),
         "variants": list(outcomes.variants),
-        "eligible_comparisons": len(counted),
-        "cases": len(cases),
-        "case_rate_percent": round(100.0 * len(cases) / len(counted), 2) if len(counted) else 0.0,
-        "significant_uncorrected": int((cases["p_value"] < alpha).sum()),
-        "significant_bh_cases": int(cases["bh_cases"].sum()),
-        "significant_bh_all": int(cases["bh_all"].sum()),
-        "subtask_dataset_pairs": len(replication),
-        "family_subtask_pairs": len(shapes),
-        "replicated_subtasks": _replicated_list(replicated_rows),
-        "two_family_subtasks": int((replication["n_families"] == 2).sum()),
-        "larger_ahead_share_percent": round(100.0 * (counted["net"] < 0).mean(), 2) if len(counted) else 0.0,
-        "larger_ahead_by_min_net": int(by_restriction.loc["all", "larger_ahead"]),
-        "larger_ahead_significant_bh": int(by_restriction.loc["all", "larger_ahead_bh"]),
-        "nonmonotonic_family_subtasks": int((shapes["shape"] == "non-monotonic").sum()),
-        "nonmonotonic_share_percent": round(100.0 * (shapes["shape"] == "non-monotonic").mean(), 2) if len(shapes) else 0.0,
-        "smallest_vs_largest_comparisons": len(extremes),
-        "smallest_vs_largest_cases": int(extremes["case"].sum()),
+        **_case_summary(comparisons, cases, replication, restrictions, shapes, params),
+        **control_summary,
     }
-    for restriction in ("dense_only", "twofold_total", "twofold_active", "adjacent", "same_encoder_tier"):
-        row = by_restriction.loc[restriction]
-        summary[f"{restriction}_cases"] = int(row["cases"])
-        summary[f"{restriction}_comparisons"] = int(row["comparisons"])
-        summary[f"{restriction}_subtask_pairs"] = int(row["subtask_pairs"])
-        summary[f"{restriction}_replicated"] = int(row["replicated"])
-    summary.update(control_summary)
-
     figure1, figure2 = _figure_subtasks(replication, figure_subtasks, FIGURE1_PANELS, FIGURE2_SUBTASKS)
     return Analysis(
-        parameters=summary["parameters"],
+        parameters=params,
         models=present,
         comparisons=comparisons,
         cases=cases,
         subtask_accuracy=subtask_accuracy,
         split_accuracy=split_accuracy,
-        tables={t.name: t for t in table_list},
+        tables={t.name: t for t in tables},
         summary=summary,
         figure1_subtasks=figure1,
         figure2_subtasks=figure2,
@@ -244,16 +184,113 @@ def run_analysis(
     )
 
 
-def _variant_controls(
-    outcomes: Outcomes,
+def _case_tables(
+    comparisons: pd.DataFrame,
     cases: pd.DataFrame,
-    variant: str,
+    restrictions: pd.DataFrame,
+    shapes: pd.DataFrame,
     families: list[str],
     multi_split: set[str],
-    min_net: int,
-    fdr: float,
+    params: Parameters,
+) -> list[Table]:
+    """The paper's case tables, in the paper's numbering order."""
+    restrict = case_tables.restrict
+    by_family = case_tables.cases_by_family_table
+    return [
+        by_family(
+            comparisons, families, name="table02_cases_by_family",
+            title=f"Table 2: pairwise inverse-scaling cases / eligible comparisons (n ≥ {params.min_n} shared "
+            f"questions) by family and dataset; a case has Net ≥ {params.min_net}.",
+        ),
+        case_tables.top_cases_table(cases, multi_split, params.top_k),
+        by_family(
+            restrict(comparisons, "dense_only"), families, name="table04_dense_only", show_eligible=False,
+            title="Table 4: dense-only pairwise inverse-scaling cases by family and dataset (MoE models excluded).",
+        ),
+        case_tables.replication_table(
+            cases[cases["dense"]], multi_split, name="table09_dense_replication",
+            title="Table 9: dense-only cross-family replication (subtask–dataset pairs with cases in ≥3 families).",
+        ),
+        case_tables.all_cases_table(cases, families, multi_split),
+        case_tables.significance_table(cases, params.min_net, params.alpha, params.fdr),
+        case_tables.replication_table(
+            cases, multi_split, name="table36_replicated",
+            title="Table 36: subtask–dataset pairs with pairwise inverse scaling in at least three families.",
+        ),
+        case_tables.replication_table(
+            cases, multi_split, name="table37_two_families", exactly=2,
+            title="Table 37: subtask–dataset pairs with pairwise inverse scaling in exactly two families.",
+        ),
+        case_tables.threshold_table(comparisons, params.thresholds),
+        by_family(
+            restrict(comparisons, "twofold_total"), families, name="table40_twofold_total",
+            title="Table 40: cases / eligible comparisons, pairs whose larger model has ≥2× the total parameters.",
+        ),
+        by_family(
+            restrict(comparisons, "twofold_active"), families, name="table41_twofold_active",
+            title="Table 41: cases / eligible comparisons, pairs whose larger model has ≥2× the active parameters.",
+        ),
+        case_tables.restriction_table(restrictions, params.min_net),
+        case_tables.encoder_tier_table(cases, families),
+        by_family(
+            restrict(comparisons, "adjacent"), families, name="adjacent_cases_by_family",
+            title="Adjacent-size pairs only: cases / eligible comparisons.",
+        ),
+        case_tables.extremes_table(comparisons, params.min_net),
+        case_tables.curve_shape_table(shapes, families),
+    ]  # fmt: skip
+
+
+def _share(part: int, whole: int) -> float:
+    return round(100.0 * part / whole, 2) if whole else 0.0
+
+
+def _case_summary(
+    comparisons: pd.DataFrame,
+    cases: pd.DataFrame,
+    replication: pd.DataFrame,
+    restrictions: pd.DataFrame,
+    shapes: pd.DataFrame,
+    params: Parameters,
+) -> dict:
+    counted = comparisons[comparisons["eligible"]]
+    by_restriction = restrictions.set_index("restriction")
+    replicated_rows = replication[replication["n_families"] >= case_tables.REPLICATION_FAMILIES]
+    # As in the paper, a two-model family's only pair is not a "largest size gap" comparison.
+    extremes = case_tables.restrict(counted, "extreme")
+    extremes = extremes[extremes["family_models"] > 2]
+    nonmonotonic = int((shapes["shape"] == "non-monotonic").sum())
+    summary = {
+        "eligible_comparisons": len(counted),
+        "cases": len(cases),
+        "case_rate_percent": _share(len(cases), len(counted)),
+        "significant_uncorrected": int((cases["p_value"] < params.alpha).sum()),
+        "significant_bh_cases": int(cases["bh_cases"].sum()),
+        "significant_bh_all": int(cases["bh_all"].sum()),
+        "subtask_dataset_pairs": len(replication),
+        "family_subtask_pairs": len(shapes),
+        "replicated_subtasks": _replicated_list(replicated_rows),
+        "two_family_subtasks": int((replication["n_families"] == 2).sum()),
+        "larger_ahead_share_percent": _share(int((counted["net"] < 0).sum()), len(counted)),
+        "larger_ahead_by_min_net": int(by_restriction.loc["all", "larger_ahead"]),
+        "larger_ahead_significant_bh": int(by_restriction.loc["all", "larger_ahead_bh"]),
+        "nonmonotonic_family_subtasks": nonmonotonic,
+        "nonmonotonic_share_percent": _share(nonmonotonic, len(shapes)),
+        "smallest_vs_largest_comparisons": len(extremes),
+        "smallest_vs_largest_cases": int(extremes["case"].sum()),
+    }
+    for restriction in ("dense_only", "twofold_total", "twofold_active", "adjacent", "same_encoder_tier"):
+        row = by_restriction.loc[restriction]
+        for column in ("cases", "comparisons", "subtask_pairs", "replicated"):
+            summary[f"{restriction}_{column}"] = int(row[column])
+    return summary
+
+
+def _variant_controls(
+    outcomes: Outcomes, cases: pd.DataFrame, families: list[str], multi_split: set[str], params: Parameters
 ) -> tuple[dict[str, pd.DataFrame], list[Table], dict]:
-    """CoT and option-order controls for the variants the logs hold besides `variant`."""
+    """CoT and option-order controls for the variants the logs hold besides the analysed one."""
+    variant, min_net = params.variant, params.min_net
     frames: dict[str, pd.DataFrame] = {}
     tables: list[Table] = []
     summary: dict = {}
@@ -264,7 +301,8 @@ def _variant_controls(
         if len(flips):
             frames[other] = flips
     if COT_VARIANT in frames:
-        frames[COT_VARIANT] = cot = controls.cot_outcomes(frames[COT_VARIANT], cases, min_net=min_net, fdr=fdr)
+        cot = controls.cot_outcomes(frames[COT_VARIANT], cases, min_net=min_net, fdr=params.fdr)
+        frames[COT_VARIANT] = cot
         tables += controls.cot_tables(cot, families, multi_split, min_net)
         summary["cot"] = _cot_summary(cot)
     orderings = {v: f for v, f in frames.items() if v != COT_VARIANT}
@@ -285,7 +323,7 @@ def _cot_summary(cot: pd.DataFrame) -> dict:
         "median_net_cot": float(cot["net"].median()),
         "larger_lost_direct": lost,
         "larger_recovered_cot": int(cot["recovered"].sum()),
-        "recovery_percent": round(100.0 * cot["recovered"].sum() / lost, 2) if lost else 0.0,
+        "recovery_percent": _share(int(cot["recovered"].sum()), lost),
         "smaller_accuracy_decreased": int((cot["acc_small"] < cot["base_acc_small"]).sum()),
         "significant_bh_cot": int(cot["bh_cot"].sum()),
     }
