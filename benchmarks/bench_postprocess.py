@@ -142,9 +142,7 @@ print(json.dumps(out))
 
 
 def run_step(code: str, *args: str) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, check=False
-    )
+    result = subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"benchmark step failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -177,8 +175,7 @@ def markdown(rows: list[dict]) -> str:
     header = "| " + " | ".join(name for name, _ in columns) + " |"
     rule = "|" + "---|" * len(columns)
     body = [
-        "| " + " | ".join(fmt.format(row[name]) if name in row else "–" for name, fmt in columns) + " |"
-        for row in rows
+        "| " + " | ".join(fmt.format(row[name]) if name in row else "–" for name, fmt in columns) + " |" for row in rows
     ]
     return "\n".join([header, rule, *body])
 
@@ -205,7 +202,8 @@ def main() -> None:
     print(
         "\nrecords_per_s: ingest_logs on JSONL; analysis_s: run_analysis (all tables + summary) from the "
         "Parquet table, best of --repeats (analysis_first_s: the first run); compare_s: the compare stage "
-        "alone; write_outputs_s: every file (tables, figures, reports); reference_s: per-pair pandas merge (benchmarks/reference.py) of the compare stage; "
+        "alone; write_outputs_s: every file (tables, figures, reports); reference_s: per-pair pandas merge "
+        "(benchmarks/reference.py) of the compare stage; "
         "speedups: reference_s over compare_s and over analysis_s; peaks: max RSS in MiB of the step's "
         "process (and its children), the analysis peak taken before the reference runs."
     )

@@ -25,7 +25,7 @@ def compare_reference(
     for family, members in models.groupby("family", sort=False):
         ordered = members.sort_values(["total_params", "active_params"])["model"].tolist()
         for i, small in enumerate(ordered):
-            for large in ordered[i + 1:]:
+            for large in ordered[i + 1 :]:
                 merged = known[known["model"] == small].merge(
                     known[known["model"] == large], on=QUESTION_KEY, suffixes=("_small", "_large")
                 )

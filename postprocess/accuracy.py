@@ -71,7 +71,9 @@ def _emphasis(values: pd.DataFrame, largest: str) -> tuple[pd.DataFrame, pd.Data
     return bold, underline
 
 
-def _family_tables(accuracy: pd.DataFrame, models: pd.DataFrame, row_columns: list[str], name: str, title: str) -> list[Table]:
+def _family_tables(
+    accuracy: pd.DataFrame, models: pd.DataFrame, row_columns: list[str], name: str, title: str
+) -> list[Table]:
     multi_split = multi_split_benchmarks(accuracy)
     tables = []
     for family, members in models.groupby("family", sort=False):
@@ -106,6 +108,4 @@ def family_accuracy_tables(split_accuracy: pd.DataFrame, models: pd.DataFrame) -
 
 def family_subtask_accuracy_tables(subtask_accuracy: pd.DataFrame, models: pd.DataFrame) -> list[Table]:
     """The Appendix B layout per subtask: rows benchmark-split-subtask, columns the family's sizes."""
-    return _family_tables(
-        subtask_accuracy, models, GROUP_KEY, "appendixB_subtask_accuracy", "Subtask accuracy (%)"
-    )
+    return _family_tables(subtask_accuracy, models, GROUP_KEY, "appendixB_subtask_accuracy", "Subtask accuracy (%)")

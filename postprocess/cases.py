@@ -261,7 +261,9 @@ def threshold_table(comparisons: pd.DataFrame, thresholds: tuple[int, ...] = THR
         ]
     frame = pd.DataFrame(columns)
     frame.insert(
-        0, "Net threshold", ["Pairwise cases", "Unique subtask–dataset pairs", f"Cross-family (≥{REPLICATION_FAMILIES} families)"]
+        0,
+        "Net threshold",
+        ["Pairwise cases", "Unique subtask–dataset pairs", f"Cross-family (≥{REPLICATION_FAMILIES} families)"],
     )
     return Table(
         name="table38_thresholds",
@@ -301,7 +303,9 @@ def restriction_table(summary: pd.DataFrame, min_net: int) -> Table:
             "Cases": summary["cases"],
             "Rate": [f"{_share(c, n):.1f}%" for c, n in zip(summary["cases"], summary["comparisons"])],
             "Subtask–dataset pairs": summary["subtask_pairs"],
-            "Larger ahead": [f"{a} ({_share(a, n):.1f}%)" for a, n in zip(summary["larger_ahead"], summary["comparisons"])],
+            "Larger ahead": [
+                f"{a} ({_share(a, n):.1f}%)" for a, n in zip(summary["larger_ahead"], summary["comparisons"])
+            ],
             f"Replicated (≥{REPLICATION_FAMILIES} families)": summary["replicated"],
         }
     )
@@ -321,7 +325,13 @@ def encoder_tier_table(cases: pd.DataFrame, families: list[str]) -> Table:
         within = cases["family"] == family if family != "All" else pd.Series(True, index=cases.index)
         total, same_tier = int(within.sum()), int((within & same).sum())
         rows.append(
-            {"Family": family, "Cases": total, "Same tier": same_tier, "Cross tier": total - same_tier, "Same tier %": _share(same_tier, total)}
+            {
+                "Family": family,
+                "Cases": total,
+                "Same tier": same_tier,
+                "Cross tier": total - same_tier,
+                "Same tier %": _share(same_tier, total),
+            }
         )
     return Table(
         name="appendixK_encoder_tiers",

@@ -40,14 +40,34 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--min-net", type=int, default=5, help="Net for a case (5)")
     report.add_argument("--fdr", type=float, default=0.05, help="Benjamini-Hochberg false discovery rate (0.05)")
     report.add_argument("--variant", default="direct", help="prompt variant analysed (direct)")
-    report.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
-                        help="map a model path in results.json to a registry key")
-    report.add_argument("--extra-models", nargs="+", default=[], type=Path, metavar="YAML",
-                        help="registry YAML files adding models to model_configs/models.yaml")
-    report.add_argument("--skip-unknown-models", action="store_true",
-                        help="skip (and report) runs whose model matches no registry entry instead of failing")
-    report.add_argument("--figure-subtask", nargs="+", default=[], type=_subtask, metavar="BENCHMARK/SPLIT/SUBTASK",
-                        help="Figure 1 panels (default: the most replicated subtasks)")
+    report.add_argument(
+        "--model-map",
+        nargs="+",
+        default=[],
+        metavar="PATH=KEY",
+        help="map a model path in results.json to a registry key",
+    )
+    report.add_argument(
+        "--extra-models",
+        nargs="+",
+        default=[],
+        type=Path,
+        metavar="YAML",
+        help="registry YAML files adding models to model_configs/models.yaml",
+    )
+    report.add_argument(
+        "--skip-unknown-models",
+        action="store_true",
+        help="skip (and report) runs whose model matches no registry entry instead of failing",
+    )
+    report.add_argument(
+        "--figure-subtask",
+        nargs="+",
+        default=[],
+        type=_subtask,
+        metavar="BENCHMARK/SPLIT/SUBTASK",
+        help="Figure 1 panels (default: the most replicated subtasks)",
+    )
     report.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
     report.add_argument("--progress", action="store_true", help="show a progress bar while reading logs")
     return parser
@@ -85,8 +105,13 @@ def run_report(args: argparse.Namespace) -> int:
         folders = ", ".join(map(str, args.logs))
         raise ValueError(f"no per-question rows found under {folders} (runs found: {len(result.runs)})")
     analysis = run_analysis(
-        result.table, registry.models_frame(), min_n=args.min_n, min_net=args.min_net, fdr=args.fdr,
-        variant=args.variant, figure_subtasks=args.figure_subtask or None,
+        result.table,
+        registry.models_frame(),
+        min_n=args.min_n,
+        min_net=args.min_net,
+        fdr=args.fdr,
+        variant=args.variant,
+        figure_subtasks=args.figure_subtask or None,
     )
     paths = write_outputs(analysis, args.out, quality=_quality_frames(result, registry))
     summary = analysis.summary

@@ -158,9 +158,16 @@ def family_order_models(models: pd.DataFrame) -> pd.DataFrame:
     family_position = {f: i for i, f in enumerate(dict.fromkeys(frame["family"]))}
     frame["_family_position"] = frame["family"].map(family_position)
     size_columns = ["family_rank"] if "family_rank" in frame.columns else ["total_params", "active_params"]
-    return frame.sort_values(["_family_position", *size_columns, "model"], kind="stable").drop(
-        columns="_family_position"
-    ).reset_index(drop=True)
+    return (
+        frame.sort_values(["_family_position", *size_columns, "model"], kind="stable")
+        .drop(columns="_family_position")
+        .reset_index(drop=True)
+    )
+
+
+def _same_tier(small: object, large: object) -> bool:
+    """Equal encoder tiers; an unknown tier (None / NaN) never counts as the same."""
+    return not (pd.isna(small) or pd.isna(large)) and small == large
 
 
 def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
@@ -190,7 +197,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
                     "twofold_total": large["total_params"] >= 2 * small["total_params"],
                     "twofold_active": large["active_params"] >= 2 * small["active_params"],
                     "dense": not (bool(small["moe"]) or bool(large["moe"])),
-                    "same_encoder_tier": small["encoder_tier"] == large["encoder_tier"],
+                    "same_encoder_tier": _same_tier(small["encoder_tier"], large["encoder_tier"]),
                     "family_models": last + 1,
                 }
             )

@@ -63,8 +63,20 @@ def control_flips(outcomes: Outcomes, cases: pd.DataFrame, *, base_variant: str,
         frame["base_flip_inv"] = base_counts[:, _INVERSE]
         frame["recovered"] = shared[:, _INVERSE, _LARGE_RIGHT].sum(axis=1)
         rows.append(frame)
-    columns = [*CASE_KEY, "n", "flip_inv", "flip_norm", "net", "acc_small", "acc_large", "p_value",
-               "base_acc_small", "base_acc_large", "base_flip_inv", "recovered"]
+    columns = [
+        *CASE_KEY,
+        "n",
+        "flip_inv",
+        "flip_norm",
+        "net",
+        "acc_small",
+        "acc_large",
+        "p_value",
+        "base_acc_small",
+        "base_acc_large",
+        "base_flip_inv",
+        "recovered",
+    ]
     if not rows:
         return pd.DataFrame(columns=columns)
     frame = pd.concat(rows, ignore_index=True)
@@ -125,8 +137,18 @@ def cot_tables(cot: pd.DataFrame, families: list[str], multi_split: set[str], mi
         columns={"": "Dataset"}
     )
     return [
-        Table(name="table45_cot_by_family", title="Table 45: chain-of-thought control, by family.", frame=by_family, note=caption),
-        Table(name="table46_cot_by_dataset", title="Table 46: chain-of-thought control, by dataset.", frame=by_dataset, note=caption),
+        Table(
+            name="table45_cot_by_family",
+            title="Table 45: chain-of-thought control, by family.",
+            frame=by_family,
+            note=caption,
+        ),
+        Table(
+            name="table46_cot_by_dataset",
+            title="Table 46: chain-of-thought control, by dataset.",
+            frame=by_dataset,
+            note=caption,
+        ),
     ]
 
 

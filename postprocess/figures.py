@@ -50,14 +50,22 @@ def scaling_curves(
             ax.plot(curve["total_params"], curve["accuracy"], color=color, linewidth=1.4, label=family)
             dense, moe = curve[~curve["moe"].astype(bool)], curve[curve["moe"].astype(bool)]
             ax.scatter(dense["total_params"], dense["accuracy"], color=color, marker="o", s=28, zorder=3)
-            ax.scatter(moe["total_params"], moe["accuracy"], facecolors="white", edgecolors=color, marker="D", s=34,
-                       linewidths=1.4, zorder=3)
+            ax.scatter(
+                moe["total_params"],
+                moe["accuracy"],
+                facecolors="white",
+                edgecolors=color,
+                marker="D",
+                s=34,
+                linewidths=1.4,
+                zorder=3,
+            )
         ax.set_xscale("log")
         ax.set_title(_panel_title(subtask, multi_split), fontsize=9)
         ax.set_xlabel("Total parameters")
         ax.set_ylabel("Accuracy (%)")
         ax.grid(alpha=0.3)
-    for ax in axes[len(subtasks):]:
+    for ax in axes[len(subtasks) :]:
         ax.set_visible(False)
     handles = [
         *[axes[0].plot([], [], color=colors[f], linewidth=1.4)[0] for f in families],
@@ -91,16 +99,27 @@ def cross_family_bars(
             y = row + (k - (len(families) - 1) / 2) * bar_height
             ax.barh(y, count, height=bar_height * 0.9, color=colors[family])
             ax.text(count + widest * 0.01, y, f"{count} (Net {max_net})", va="center", fontsize=7)
-        ax.text(1.01, row, f"{subtask['cases']} cases, {subtask['n_families']} fam.", transform=ax.get_yaxis_transform(),
-                va="center", fontsize=8)
+        ax.text(
+            1.01,
+            row,
+            f"{subtask['cases']} cases, {subtask['n_families']} fam.",
+            transform=ax.get_yaxis_transform(),
+            va="center",
+            fontsize=8,
+        )
     ax.set_yticks(range(len(subtasks)), [_panel_title(s, multi_split) for _, s in subtasks.iterrows()], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, widest * 1.35)
     ax.set_xlabel("Pairwise inverse-scaling cases")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(axis="x", alpha=0.3)
-    figure.legend([Patch(color=colors[f]) for f in families], families, loc="outside lower center",
-                  ncols=len(families), fontsize=8)
+    figure.legend(
+        [Patch(color=colors[f]) for f in families],
+        families,
+        loc="outside lower center",
+        ncols=len(families),
+        fontsize=8,
+    )
     figure.suptitle("Cross-family inverse scaling", fontsize=11)
     figure.savefig(path, dpi=DPI)
     return path

@@ -1,8 +1,8 @@
 """The analysis: per-question table -> comparisons, cases, tables, summary; then files on disk.
 
-    analysis = run_analysis(table, models)          # pure, no I/O
-    write_outputs(analysis, "out/", quality=frames)  # cases.csv, comparisons.parquet, summary.json,
-                                                     # tables/, figures/, report.md, report.html
+analysis = run_analysis(table, models)          # pure, no I/O
+write_outputs(analysis, "out/", quality=frames)  # cases.csv, comparisons.parquet, summary.json,
+                                                 # tables/, figures/, report.md, report.html
 """
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ import numpy as np
 import pandas as pd
 
 from postprocess import accuracy, cases as case_tables, controls
-from postprocess.compare import GROUP_KEY, OUTCOME_COLUMNS, Outcomes, build_outcomes, compare_pairs, family_order_models, family_pairs
+from postprocess.compare import (
+    GROUP_KEY,
+    OUTCOME_COLUMNS,
+    Outcomes,
+    build_outcomes,
+    compare_pairs,
+    family_order_models,
+    family_pairs,
+)
 from postprocess.labels import family_order, multi_split_benchmarks
 from postprocess.stats import add_significance
 from postprocess.tables import Table, write_table
@@ -148,9 +156,7 @@ def run_analysis(
     replication = case_tables.replication(cases)
     restrictions = case_tables.restriction_summary(comparisons, min_net)
     shapes = case_tables.curve_shapes(cases, subtask_accuracy, present)
-    control_frames, control_tables, control_summary = _variant_controls(
-        outcomes, cases, families, multi_split, params
-    )
+    control_frames, control_tables, control_summary = _variant_controls(outcomes, cases, families, multi_split, params)
     tables = [
         *_case_tables(comparisons, cases, restrictions, shapes, families, multi_split, params),
         *accuracy.family_accuracy_tables(split_accuracy, present),
@@ -345,7 +351,9 @@ def _json_default(value: object) -> object:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def write_outputs(analysis: Analysis, out_dir: str | Path, quality: dict[str, pd.DataFrame] | None = None) -> dict[str, Path]:
+def write_outputs(
+    analysis: Analysis, out_dir: str | Path, quality: dict[str, pd.DataFrame] | None = None
+) -> dict[str, Path]:
     """Write every output file under `out_dir`; return the main paths by name."""
     from postprocess import figures, report  # matplotlib is only needed when writing
 
@@ -360,12 +368,18 @@ def write_outputs(analysis: Analysis, out_dir: str | Path, quality: dict[str, pd
         write_table(table, out / "tables")
     paths["tables"] = out / "tables"
     paths["figure1"] = figures.scaling_curves(
-        analysis.subtask_accuracy, analysis.models, analysis.figure1_subtasks,
-        out / "figures" / "figure1_scaling_curves.png", analysis.multi_split,
+        analysis.subtask_accuracy,
+        analysis.models,
+        analysis.figure1_subtasks,
+        out / "figures" / "figure1_scaling_curves.png",
+        analysis.multi_split,
     )
     paths["figure2"] = figures.cross_family_bars(
-        analysis.cases, analysis.figure2_subtasks, analysis.families,
-        out / "figures" / "figure2_cross_family.png", analysis.multi_split,
+        analysis.cases,
+        analysis.figure2_subtasks,
+        analysis.families,
+        out / "figures" / "figure2_cross_family.png",
+        analysis.multi_split,
     )
     paths.update(report.write_report(analysis, out, [paths["figure1"], paths["figure2"]], quality))
     return paths

@@ -29,8 +29,15 @@ SECTIONS: list[tuple[str, list[str]]] = [
     ("Cross-family replication", ["table36_replicated", "table37_two_families", "table09_dense_replication"]),
     (
         "Robustness",
-        ["table38_thresholds", "table42_restrictions", "table40_twofold_total", "table41_twofold_active",
-         "extremes_smallest_vs_largest", "appendixK_encoder_tiers", "curve_shapes"],
+        [
+            "table38_thresholds",
+            "table42_restrictions",
+            "table40_twofold_total",
+            "table41_twofold_active",
+            "extremes_smallest_vs_largest",
+            "appendixK_encoder_tiers",
+            "curve_shapes",
+        ],
     ),
     ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "table43_option_order"]),
     ("Aggregate accuracy", ["appendixB_accuracy_"]),
@@ -75,7 +82,8 @@ def _headline(summary: dict) -> list[str]:
         f"subtask–dataset pairs and {summary['family_subtask_pairs']} family–subtask pairs.",
         f"Significance (one-sided exact McNemar): {summary['significant_uncorrected']} cases with "
         f"p < {parameters['alpha']:g}; after Benjamini–Hochberg at FDR {parameters['fdr']:g}: "
-        f"{summary['significant_bh_cases']} over the cases, {summary['significant_bh_all']} over all eligible comparisons.",
+        f"{summary['significant_bh_cases']} over the cases, {summary['significant_bh_all']} over all eligible "
+        "comparisons.",
         f"Cross-family replication: {len(summary['replicated_subtasks'])} subtask–dataset pairs with cases in ≥3 "
         f"families, {summary['two_family_subtasks']} in exactly two.",
         f"Dense-only: {summary['dense_only_cases']} cases ({summary['dense_only_replicated']} replicated); "
@@ -94,7 +102,8 @@ def _headline(summary: dict) -> list[str]:
         cot = summary["cot"]
         lines.append(
             f"Chain-of-thought control ({cot['cases_covered']} cases): {cot['persist']} persist, {cot['dissolve']} "
-            f"dissolve, {cot['reverse']} reverse; median Net {cot['median_net_direct']:+g} → {cot['median_net_cot']:+g}; "
+            f"dissolve, {cot['reverse']} reverse; median Net {cot['median_net_direct']:+g} → "
+            f"{cot['median_net_cot']:+g}; "
             f"the larger model recovers {cot['recovery_percent']:.1f}% of the questions it lost."
         )
     if "option_order" in summary:
@@ -196,7 +205,8 @@ def render_html(blocks: list[Block]) -> str:
             table = block.content
             rendered = to_html(table)
             if block.folded:
-                rendered = f"<details><summary>{html.escape(table.title)} ({len(table.frame)} rows)</summary>{rendered}</details>"
+                summary = f"{html.escape(table.title)} ({len(table.frame)} rows)"
+                rendered = f"<details><summary>{summary}</summary>{rendered}</details>"
             parts.append(rendered)
         elif block.kind == "figure":
             path, caption = block.content

@@ -73,7 +73,7 @@ def rendered_cells(table: Table, fmt: str) -> pd.DataFrame:
     for mask, template in ((table.bold, bold), (table.underline, underline)):
         if mask is not None:
             marked = mask.reindex_like(table.frame).fillna(False).astype(bool)
-            text = text.mask(marked, text.map(lambda s: template.format(s) if s else s))
+            text = text.mask(marked, text.map(lambda s, mark=template: mark.format(s) if s else s))
     text.columns = [escape(str(c)) for c in table.frame.columns]
     return text
 
@@ -86,15 +86,13 @@ def to_markdown(table: Table) -> str:
 
 def to_latex(table: Table) -> str:
     caption = latex_escape(table.title + (f" {table.note}" if table.note else ""))
-    return rendered_cells(table, "tex").to_latex(
-        index=False, escape=False, caption=caption, label=f"tab:{table.name}"
-    )
+    return rendered_cells(table, "tex").to_latex(index=False, escape=False, caption=caption, label=f"tab:{table.name}")
 
 
 def to_html(table: Table) -> str:
     body = rendered_cells(table, "html").to_html(index=False, escape=False, border=0, classes="data")
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
-    return f"<figure class=\"table\"><figcaption>{html.escape(table.title)}</figcaption>{body}{note}</figure>"
+    return f'<figure class="table"><figcaption>{html.escape(table.title)}</figcaption>{body}{note}</figure>'
 
 
 def write_table(table: Table, directory: Path) -> list[Path]:

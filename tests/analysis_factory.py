@@ -154,13 +154,15 @@ def constructed_table(with_controls: bool = False, categorical: bool = False) ->
     return table
 
 
-def random_table(rng: np.random.Generator, n_models: int, n_questions: int, n_subtasks: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def random_table(
+    rng: np.random.Generator, n_models: int, n_questions: int, n_subtasks: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One family of `n_models`, random outcomes with NA gold and missing rows."""
     models = pd.DataFrame(
         {
             "model": [f"M{i}" for i in range(n_models)],
             "family": "Fam",
-            "size": [f"{2 ** i}B" for i in range(n_models)],
+            "size": [f"{2**i}B" for i in range(n_models)],
             "total_params": [2.0**i * 1e9 for i in range(n_models)],
             "active_params": [2.0**i * 1e9 for i in range(n_models)],
             "moe": False,
@@ -169,7 +171,7 @@ def random_table(rng: np.random.Generator, n_models: int, n_questions: int, n_su
     )
     rows = []
     subtask_of = rng.integers(0, n_subtasks, n_questions)
-    for m, model in models.iterrows():
+    for _, model in models.iterrows():
         state = rng.choice(["1", "0", "-", "."], size=n_questions, p=[0.5, 0.35, 0.05, 0.1])
         for q in range(n_questions):
             if state[q] == ".":

@@ -121,6 +121,13 @@ def test_pairs_are_within_family_smaller_first():
     assert flags["adjacent"].sum() == 3 + 2 + 1
 
 
+def test_unknown_encoder_tiers_are_not_the_same_tier():
+    models = models_frame()
+    models.loc[models["family"] == "Beta", "encoder_tier"] = None
+    pairs = family_pairs(models)
+    assert not pairs.loc[pairs["family"] == "Beta", "same_encoder_tier"].any()
+
+
 def test_family_rank_decides_order_over_total_params():
     models = models_frame().assign(family_rank=lambda m: m.groupby("family").cumcount())
     models.loc[models["model"] == "A-24B", "family_rank"] = -1  # declared smallest
@@ -186,12 +193,13 @@ def test_properties_on_random_tables(seed, n_models, n_questions, n_subtasks, mi
 
     # Net is the difference of the two models' correct counts on the shared questions.
     known = table[table["correct"].notna()]
-    for row in ours.itertuples():
-        def right(model):
-            rows = known[(known["model"] == model) & (known["subtask"] == row.subtask)]
-            return rows.set_index("question_id")["correct"].astype(bool)
 
-        small, large = right(row.small), right(row.large)
+    def right(model: str, subtask: str) -> pd.Series:
+        rows = known[(known["model"] == model) & (known["subtask"] == subtask)]
+        return rows.set_index("question_id")["correct"].astype(bool)
+
+    for row in ours.itertuples():
+        small, large = right(row.small, row.subtask), right(row.large, row.subtask)
         shared = small.index.intersection(large.index)
         assert len(shared) == row.n
         assert int(small[shared].sum()) - int(large[shared].sum()) == row.net

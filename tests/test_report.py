@@ -50,7 +50,12 @@ def test_data_files(outputs):
 def test_tables_in_three_formats(outputs):
     out, _ = outputs
     stems = {p.stem for p in (out / "tables").iterdir()}
-    assert {"table02_cases_by_family", "table35_significance_by_net", "table45_cot_by_family", "quality_runs_found"} <= stems
+    assert {
+        "table02_cases_by_family",
+        "table35_significance_by_net",
+        "table45_cot_by_family",
+        "quality_runs_found",
+    } <= stems
     for stem in stems:
         for suffix in ("csv", "md", "tex"):
             assert (out / "tables" / f"{stem}.{suffix}").stat().st_size > 0, f"{stem}.{suffix}"
@@ -81,9 +86,16 @@ def write_constructed_logs(root: Path) -> Path:
     for (model, benchmark, split, variant), rows in table.groupby(["model", "benchmark", "split", "variant"]):
         records = [
             make_record(
-                benchmark=benchmark, split=split, subtask=r.subtask, question_id=r.question_id, variant=variant,
-                gold=None if pd.isna(r.gold) else r.gold, response=r.response, prediction=None if pd.isna(r.correct) else r.prediction,
-                correct=None if pd.isna(r.correct) else bool(r.correct), match="none" if pd.isna(r.correct) else "letter",
+                benchmark=benchmark,
+                split=split,
+                subtask=r.subtask,
+                question_id=r.question_id,
+                variant=variant,
+                gold=None if pd.isna(r.gold) else r.gold,
+                response=r.response,
+                prediction=None if pd.isna(r.correct) else r.prediction,
+                correct=None if pd.isna(r.correct) else bool(r.correct),
+                match="none" if pd.isna(r.correct) else "letter",
             )  # fmt: skip
             for r in rows.itertuples()
         ]
@@ -92,9 +104,16 @@ def write_constructed_logs(root: Path) -> Path:
     registry = {
         "families": list(dict.fromkeys(models["family"])),
         "models": [
-            {"key": m.model, "hf_id": f"test/{m.model.lower()}", "family": m.family, "size": m.size,
-             "total_params": int(m.total_params), "active_params": int(m.active_params), "moe": bool(m.moe),
-             "encoder_tier": m.encoder_tier}  # fmt: skip
+            {
+                "key": m.model,
+                "hf_id": f"test/{m.model.lower()}",
+                "family": m.family,
+                "size": m.size,
+                "total_params": int(m.total_params),
+                "active_params": int(m.active_params),
+                "moe": bool(m.moe),
+                "encoder_tier": m.encoder_tier,
+            }  # fmt: skip
             for m in models.itertuples()
         ],
     }
@@ -147,7 +166,7 @@ def test_cli_rejects_unusable_input(tmp_path, capsys):
 def test_module_entry_point(tmp_path):
     (tmp_path / "empty").mkdir()
     result = subprocess.run(
-        [sys.executable, "-m", "postprocess", "report", "--logs", str(tmp_path / "empty"), "--out", str(tmp_path / "o")],
+        [sys.executable, "-m", "postprocess", "report", "--logs", str(tmp_path / "empty"), "--out", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 2 and result.stderr.startswith("error: ")

@@ -67,7 +67,13 @@ def test_cases_are_sorted_by_net_then_accuracy_gap(analysis):
     keys = list(zip(-cases["net"], -cases["acc_delta"]))
     assert keys == sorted(keys)
     top = cases.iloc[0]
-    assert (top["family"], top["subtask"], top["small"], top["large"], top["net"]) == ("Alpha", "Art", "A-4B", "A-16B-A2B", 20)
+    assert (top["family"], top["subtask"], top["small"], top["large"], top["net"]) == (
+        "Alpha",
+        "Art",
+        "A-4B",
+        "A-16B-A2B",
+        20,
+    )
 
 
 def test_table2_pools_mmmu_splits(analysis):
