@@ -37,11 +37,11 @@ PROMPT = (
 
 def write_logs(scale: int, root: Path) -> int:
     """lmms-eval 0.7.3 layout: <org__repo>/<TS>_results.json + <TS>_samples_<task>.jsonl per run."""
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(REPO)]  # synthetic.py, and the project when it is not installed
     from synthetic import per_question_table
 
     table, models = per_question_table(scale, categorical=False)
-    hf_ids = {m["key"]: m["hf_id"] for m in _registry_entries()}
+    hf_ids = dict(zip(models["model"], models["hf_id"]))
     records = 0
     groups = table.groupby(["model", "benchmark", "split"], sort=False)
     for run, ((model, benchmark, split), rows) in enumerate(groups):
@@ -72,12 +72,6 @@ def write_logs(scale: int, root: Path) -> int:
         (folder / f"{timestamp}_results.json").write_text(json.dumps(results), encoding="utf-8")
         records += len(rows)
     return records
-
-
-def _registry_entries() -> list[dict]:
-    import yaml
-
-    return yaml.safe_load((REPO / "model_configs" / "models.yaml").read_text())["models"]
 
 
 INGEST_STEP = """

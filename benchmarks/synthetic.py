@@ -1,19 +1,17 @@
 """Paper-scale synthetic per-question data for the postprocess benchmark.
 
-19 models of the registry (model_configs/models.yaml), nine splits with the paper's question and
+19 models of the registry (model_configs), nine splits with the paper's question and
 subtask counts (Table 1), correctness drawn from a logistic model with a size-driven ability, a
 per-question difficulty and a per-(model, subtask) skill shock that produces inverse-scaling cases.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
-import yaml
 
-REGISTRY = Path(__file__).resolve().parents[1] / "model_configs" / "models.yaml"
+from model_configs import load_registry
+
 # (benchmark, split, questions, subtasks): paper Table 1, 29,386 questions per model.
 PAPER_SPLITS = [
     ("MMT-Bench", "val", 3127, 32),
@@ -29,13 +27,9 @@ PAPER_SPLITS = [
 MODEL_FIELDS = ["model", "family", "size", "total_params", "active_params", "moe", "encoder_tier"]
 
 
-def registry_models(path: Path = REGISTRY) -> pd.DataFrame:
-    """The 19-model registry as the models frame (family_rank = order by total params in family)."""
-    entries = yaml.safe_load(path.read_text())["models"]
-    frame = pd.DataFrame(entries).rename(columns={"key": "model"})[MODEL_FIELDS]
-    frame[["total_params", "active_params"]] = frame[["total_params", "active_params"]].astype(float)
-    frame["family_rank"] = frame.groupby("family", sort=False)["total_params"].rank(method="first").astype(int) - 1
-    return frame
+def registry_models() -> pd.DataFrame:
+    """The models frame of the project registry (19 models in 4 families)."""
+    return load_registry().models_frame()
 
 
 def questions(scale: int, rng: np.random.Generator) -> pd.DataFrame:
