@@ -6,6 +6,7 @@ one non-empty samples JSONL per task under the model's output folder.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,3 +72,37 @@ def run_lmms_eval(command: list[str], output: Path, tasks: list[str], log: Path,
 
 def _tail(log: Path, lines: int = 25) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def incomplete_reason(output: Path, tasks: list[str]) -> str | None:
+    """Why the newest run under `output` is not a complete run of `tasks`, or None when it is.
+
+    Stricter than run_lmms_eval's check: lmms-eval writes results.json first and then appends the samples
+    files line by line, so a run killed while saving leaves a results.json beside short samples files.
+    A samples file must also end with a newline and hold as many lines as results.json's
+    n-samples[task].effective.
+    """
+    results, samples = find_outputs(output, tasks)
+    if results is None:
+        return "no results.json"
+    missing = [task for task in tasks if task not in samples]
+    if missing:
+        return f"no samples file (or an empty one) for {', '.join(missing)} beside {results}"
+    try:
+        expected = json.loads(results.read_text()).get("n-samples", {})
+    except (OSError, json.JSONDecodeError) as err:
+        return f"unreadable {results}: {err}"
+    for task, path in samples.items():
+        data = path.read_bytes()
+        if not data.endswith(b"\n"):
+            return f"{path} ends in a cut-off line"
+        effective = expected.get(task, {}).get("effective")
+        lines = sum(1 for line in data.splitlines() if line.strip())
+        if effective is not None and lines != effective:
+            return f"{path} has {lines} lines, results.json n-samples says {effective}"
+    return None
+
+
+def lmms_eval_outputs(output: Path) -> list[Path]:
+    """The results.json and samples files anywhere under `output`."""
+    return sorted({*output.rglob("*_results.json"), *output.rglob("*_samples_*.jsonl")})
