@@ -75,7 +75,8 @@ DEFAULT_REGISTRY_PATH = Path(__file__).with_name("models.yaml")
 
 _REQUIRED_MODEL_FIELDS = ("key", "hf_id", "family", "size", "total_params", "active_params", "moe")
 _OPTIONAL_MODEL_FIELDS = ("aliases", "vision_encoder", "encoder_params", "encoder_tier", "lmms_eval_model", "launch")
-_CAIT_FIELDS = ("name", "group", "params", "total_params", "active_params", "hf_id", "hf_id_inferred", "registry_key")
+_CAIT_FIELDS = ("name", "group", "params", "total_params", "active_params", "hf_id", "hf_id_inferred", "registry_key",
+                "aliases")
 _LAUNCH_FIELDS = ("backend", "gpus", "tensor_parallel_size", "dtype", "max_pixels", "batch_size", "model_args")
 CAIT_GROUPS = ("proprietary", "open_instruct", "open_thinking")
 _HF_CACHE_DIR = re.compile(r"^models--([^/]+?)--(.+)$")
@@ -171,6 +172,7 @@ class CaitModel:
     hf_id: str | None = None
     hf_id_inferred: bool = False
     registry_key: str | None = None
+    aliases: tuple[str, ...] = ()  # other ids naming the model in logs, e.g. an API's model_version
     launch: LaunchSpec | None = None
 
     @property
@@ -178,6 +180,15 @@ class CaitModel:
         """The model's key in tables and run folders (postprocess.cait uses the same rule): the registry key
         when it is one of the 19 models, else "<name>-<params>", else the name."""
         return self.registry_key or (f"{self.name}-{self.params}" if self.params else self.name)
+
+    def as_model_spec(self) -> ModelSpec:
+        """The spec that log rows of a CAIT-only model carry. Its family is "CAIT (<group>)", so it never
+        pairs with a model of the four families; unknown parameter counts (proprietary models) are 0."""
+        total, active = self.total_params or 0, self.active_params or self.total_params or 0
+        return ModelSpec(key=self.key, hf_id=self.hf_id or self.key, family=f"CAIT ({self.group})",
+                         size=self.params or "-", total_params=total, active_params=active, moe=active < total,
+                         aliases=self.aliases, lmms_eval_model=self.launch.backend if self.launch else None,
+                         launch=self.launch)
 
 
 def _last_component(path: str) -> str:
@@ -402,6 +413,7 @@ def _cait_from_entry(entry: Any, index: int, source: str) -> CaitModel:
         hf_id=_text(entry, "hf_id", where, nullable=True),
         hf_id_inferred=bool(entry.get("hf_id_inferred", False)),
         registry_key=_text(entry, "registry_key", where, nullable=True),
+        aliases=tuple(str(a) for a in entry.get("aliases") or ()),
         launch=_cait_launch(entry, where),
     )
 
@@ -433,6 +445,9 @@ class Registry:
         self.cait_models: tuple[CaitModel, ...] = tuple(cait_models)
         self._by_key: dict[str, ModelSpec] = {}
         self._by_name: dict[str, ModelSpec] = {}
+        # CAIT-only models (no registry_key): resolvable and gettable, after the four families' models
+        self._cait_by_key: dict[str, ModelSpec] = {}
+        self._cait_by_name: dict[str, ModelSpec] = {}
         self._validate_and_index()
         self.overrides: dict[str, str] = {}
         for path, key in (overrides or {}).items():
@@ -492,6 +507,11 @@ class Registry:
                 raise RegistryError(f"{self.source}: cait model '{cait.name}' with params {cait.params!r} "
                                     "is listed twice")
             seen.add((cait.name, cait.params))
+            if cait.registry_key is None:
+                spec = cait.as_model_spec()
+                self._cait_by_key[spec.key.lower()] = spec
+                for name in (spec.key, *spec.ids, *(_last_component(i) for i in spec.ids)):
+                    self._cait_by_name.setdefault(name.lower(), spec)
 
     # ------------------------------------------------------------------ lookup
     def __len__(self) -> int:
@@ -505,7 +525,7 @@ class Registry:
 
     def get(self, key: str, context: str | None = None) -> ModelSpec:
         """The model with this key (case-insensitive); RegistryError listing the known keys otherwise."""
-        spec = self._by_key.get(str(key).lower())
+        spec = self._by_key.get(str(key).lower()) or self._cait_by_key.get(str(key).lower())
         if spec is None:
             prefix = f"{context}: " if context else ""
             raise RegistryError(f"{prefix}no model with key {key!r}; known keys: "
@@ -521,7 +541,7 @@ class Registry:
         for candidate in (path, last):
             key = self.overrides.get(candidate.lower())
             if key is not None:
-                return self._by_key[key.lower()]
+                return self.get(key)
         candidates = [path]
         for part in reversed(path.split("/")):
             cached = _HF_CACHE_DIR.match(part)
@@ -529,10 +549,11 @@ class Registry:
                 candidates.append(f"{cached.group(1)}/{cached.group(2)}")
                 break
         candidates.append(last)
-        for candidate in candidates:
-            spec = self._by_name.get(candidate.lower())
-            if spec is not None:
-                return spec
+        for index in (self._by_name, self._cait_by_name):
+            for candidate in candidates:
+                spec = index.get(candidate.lower())
+                if spec is not None:
+                    return spec
         return None
 
     def family_order(self, family: str) -> list[ModelSpec]:
@@ -570,6 +591,7 @@ class Registry:
     def fingerprint(self) -> str:
         """Hash of everything that shapes ingested rows (models and overrides, not launch settings), for cache keys."""
         models = [{k: v for k, v in asdict(s).items() if k != "launch"} for s in self.models]
+        models += [{k: v for k, v in asdict(c).items() if k != "launch"} for c in self.cait_models]
         payload = json.dumps({"families": self.families, "models": models,
                               "overrides": sorted(self.overrides.items())}, sort_keys=True, default=list)
         return hashlib.sha256(payload.encode()).hexdigest()

@@ -152,10 +152,11 @@ def parse_model_args(model_args: Any) -> dict[str, str]:
 
 
 def model_path_from_results(results: dict) -> str | None:
-    """The model path lmms-eval was given: `pretrained=`, else `model=`, of config.model_args."""
+    """The model path lmms-eval was given: `pretrained=`, else `model=`, else `model_version=` (the API
+    wrappers: openai, gemini, claude) of config.model_args."""
     config = results.get("config")
     args = parse_model_args(config.get("model_args")) if isinstance(config, dict) else {}
-    return args.get("pretrained") or args.get("model") or None
+    return args.get("pretrained") or args.get("model") or args.get("model_version") or None
 
 
 def find_runs(dirs: Iterable[Path | str]) -> tuple[list[_Run], list[Path]]:
@@ -195,7 +196,7 @@ def _describe_run(run: _Run, registry: Registry) -> None:
     run.listed_tasks = tuple(sorted(results.get("configs") or results.get("n-samples") or ()))
     run.model_path = model_path_from_results(results)
     if run.model_path is None:
-        run.failure = ("bad_results_file", "config.model_args has no pretrained= or model= entry")
+        run.failure = ("bad_results_file", "config.model_args has no pretrained=, model= or model_version= entry")
         return
     run.spec = registry.resolve(run.model_path)
     if run.spec is None:

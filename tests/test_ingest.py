@@ -123,7 +123,7 @@ def test_results_without_model_path(tmp_path, registry):
     results = json.loads(paths.results.read_text())
     results["config"]["model_args"] = "device_map=cpu"
     paths.results.write_text(json.dumps(results))
-    with pytest.raises(UnresolvedModelError, match="no pretrained= or model= entry"):
+    with pytest.raises(UnresolvedModelError, match="no pretrained=, model= or model_version= entry"):
         ingest_logs([tmp_path], registry)
     assert _problems(ingest_logs([tmp_path], registry, strict=False), "bad_results_file")["line"].isna().all()
 

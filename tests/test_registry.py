@@ -112,9 +112,14 @@ def test_resolve(registry, path, key):
     assert registry.resolve(path).key == key
 
 
-@pytest.mark.parametrize("path", ["OpenGVLab/InternVL3_5-8B", "/models/Qwen3-VL-8B-Thinking", "", "/tmp/tiny-s"])
+@pytest.mark.parametrize("path", ["/models/Qwen3-VL-8B-Thinking-v2", "", "/tmp/tiny-s"])
 def test_resolve_unknown_is_none(registry, path):
     assert registry.resolve(path) is None
+
+
+def test_the_non_instruct_internvl_is_the_cait_papers_thinking_model_not_the_instruct_one(registry):
+    spec = registry.resolve("OpenGVLab/InternVL3_5-8B")
+    assert spec.family == "CAIT (open_thinking)" and spec.key != "InternVL3.5-8B"
 
 
 def test_models_frame(registry):
@@ -199,3 +204,12 @@ def test_cait_validation(data):
     data["cait_models"][4]["group"] = "open"
     with pytest.raises(RegistryError, match=r"cait_models\[4\] \(Qwen2.5-VL-Instruct\): field 'group'"):
         Registry.from_dict(data)
+
+
+def test_cait_only_models_resolve_after_the_four_families():
+    registry = load_registry()
+    assert registry.resolve("/ckpt/Qwen2.5-VL-7B-Instruct").key == "Qwen2.5-VL-Instruct-7B"
+    assert registry.resolve("gpt-5.4").family == "CAIT (proprietary)"
+    assert registry.resolve("gpt-5.4").total_params == 0  # unknown for API models
+    assert registry.resolve("Qwen/Qwen3-VL-8B-Instruct").key == "Qwen3-VL-8B"  # the registry model wins
+    assert registry.with_overrides({"/runs/llava7b": "LLaVA-NeXT-7B"}).resolve("/runs/llava7b").key == "LLaVA-NeXT-7B"
