@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.cases import CASE_KEY, sort_cases
-from postprocess.compare import GROUP_KEY, Outcomes, mcnemar_greater
+from postprocess.compare import Outcomes, mcnemar_greater
 from postprocess.labels import dataset_labels
 from postprocess.stats import benjamini_hochberg
 from postprocess.tables import Table
@@ -45,12 +45,10 @@ def control_flips(outcomes: Outcomes, cases: pd.DataFrame, *, base_variant: str,
     dropped.
     """
     base, other = outcomes.variant_index(base_variant), outcomes.variant_index(variant)
-    group_index = outcomes.groups.reset_index().set_index(GROUP_KEY)["index"]
     rows = []
     for (small, large), part in cases.groupby(["small", "large"], sort=False):
         cells = _cross_cells(outcomes, base, other, outcomes.model_index(small), outcomes.model_index(large))
-        groups = group_index.loc[list(part[GROUP_KEY].itertuples(index=False, name=None))].to_numpy()
-        shared = cells[groups] * _SHARED
+        shared = cells[part["group"].to_numpy()] * _SHARED
         base_counts, other_counts = shared.sum(axis=2), shared.sum(axis=1)
         frame = part[CASE_KEY].copy()
         frame["n"] = shared.sum(axis=(1, 2))
