@@ -39,7 +39,7 @@ from .extraction import (
     parse_number,
     strip_reasoning,
 )
-from .question import MCQ, NUMERIC, OPEN, YES_NO, Question
+from .question import MCQ, NUMERIC, YES_NO, Question
 
 Adjudicator = Callable[[Question, str, Extraction], Extraction | None]
 _adjudicator: Adjudicator | None = None

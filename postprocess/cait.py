@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from lmms_eval_tasks.metrics import macro_f1
-from postprocess.tables import Table, to_markdown
+from postprocess.tables import Table
 
 BENCHMARK = "CAIT"
 MODE_NAMES = {"direct": "instant", "swap": "swap", "cot": "CoT", "structured": "structured"}
@@ -503,20 +503,9 @@ def cait_tables(table: pd.DataFrame, models: pd.DataFrame, timing: pd.DataFrame 
     return [t for t in tables if t is not None]
 
 
-def cait_report_section(table: pd.DataFrame, models: pd.DataFrame, timing: pd.DataFrame | None = None,
-                        reeval_items: pd.DataFrame | None = None, heading: str = "## CAIT (Seeing vs. Believing)") -> str:
-    """Markdown section with every CAIT table (cait_tables) for report.md; empty string without CAIT rows."""
-    tables = cait_tables(table, models, timing, reeval_items)
-    if not tables:
-        return ""
-    intro = ("Accuracy and macro F1 over the two options (an unparsed answer counts wrong). Instant = the direct "
-             "prompt (paper Table 13); bold: best in each open-source group.")
-    return "\n".join([heading, "", intro, "", *(to_markdown(t) for t in tables)])
-
-
 __all__ = [
     "GROUPS", "GT_PROMPT_LABEL", "MODE_NAMES", "REEVAL_ITEM_COLUMNS", "TIMING_COLUMNS",
-    "cait_models_frame", "cait_report_section", "cait_rows", "cait_tables", "domain_accuracy",
+    "cait_models_frame", "cait_rows", "cait_tables", "domain_accuracy",
     "group_domain_accuracy", "group_mode_summary", "mode_metrics", "ordered_models", "position_bias",
     "reeval_by_judge", "reeval_mean", "reeval_scores", "results_file_of", "run_timing", "seconds_per_question",
     "timing_from_results",

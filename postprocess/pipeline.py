@@ -352,9 +352,13 @@ def _json_default(value: object) -> object:
 
 
 def write_outputs(
-    analysis: Analysis, out_dir: str | Path, quality: dict[str, pd.DataFrame] | None = None
+    analysis: Analysis,
+    out_dir: str | Path,
+    quality: dict[str, pd.DataFrame] | None = None,
+    extra_sections: list[tuple[str, list[Table]]] = (),
 ) -> dict[str, Path]:
-    """Write every output file under `out_dir`; return the main paths by name."""
+    """Write every output file under `out_dir`; return the main paths by name. `extra_sections`
+    ((heading, tables), e.g. CAIT's) are written with the other tables and added to the report."""
     from postprocess import figures, report  # matplotlib is only needed when writing
 
     out = Path(out_dir)
@@ -364,7 +368,8 @@ def write_outputs(
     eligible = analysis.comparisons[analysis.comparisons["eligible"]]
     eligible[CASE_COLUMNS].reset_index(drop=True).to_parquet(paths["comparisons"], index=False)
     paths["summary"].write_text(json.dumps(analysis.summary, indent=2, default=_json_default) + "\n", encoding="utf-8")
-    for table in [*analysis.tables.values(), *report.quality_tables(quality or {})]:
+    extra_tables = [t for _, tables in extra_sections for t in tables]
+    for table in [*analysis.tables.values(), *extra_tables, *report.quality_tables(quality or {})]:
         write_table(table, out / "tables")
     paths["tables"] = out / "tables"
     paths["figure1"] = figures.scaling_curves(
@@ -381,5 +386,18 @@ def write_outputs(
         out / "figures" / "figure2_cross_family.png",
         analysis.multi_split,
     )
-    paths.update(report.write_report(analysis, out, [paths["figure1"], paths["figure2"]], quality))
+    paths.update(report.write_report(analysis, out, [paths["figure1"], paths["figure2"]], quality, extra_sections))
     return paths
+
+
+def write_sections_only(
+    out_dir: str | Path, extra_sections: list[tuple[str, list[Table]]], quality: dict[str, pd.DataFrame] | None = None
+) -> dict[str, Path]:
+    """The report of logs without benchmark rows for the inverse-scaling analysis (CAIT runs only)."""
+    from postprocess import report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for table in [t for _, tables in extra_sections for t in tables] + report.quality_tables(quality or {}):
+        write_table(table, out / "tables")
+    return {"tables": out / "tables", **report.write_report(None, out, [], quality, extra_sections)}

@@ -47,7 +47,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -461,34 +461,17 @@ def _judged(record: dict | None, options: list[str], gold: str) -> dict:
 
 # ---------------------------------------------------------------------------------------------- CLI
 def add_reeval_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """`cait-reeval --logs DIR... --judges judges.yaml --out OUT`; dispatch to reeval_main(args)."""
+    """`cait-reeval --judges judges.yaml --out OUT` (the log options are added by postprocess.cli)."""
     parser = subparsers.add_parser("cait-reeval", help="CAIT LLM re-evaluation: judges answer from the models' "
                                                        "descriptions (cait_describe runs)")
-    parser.add_argument("--logs", nargs="+", required=True, type=Path, metavar="DIR", help="lmms-eval output folders")
     parser.add_argument("--judges", required=True, type=Path, metavar="YAML",
                         help="judges file (see model_configs/judges.example.yaml)")
     parser.add_argument("--out", required=True, type=Path, metavar="OUT", help="output folder")
-    parser.add_argument("--cache-dir", type=Path, help="judge answer cache (default: OUT/judge_cache)")
+    parser.add_argument("--judge-cache", type=Path, help="judge answer cache (default: OUT/judge_cache)")
     parser.add_argument("--judge", nargs="+", default=[], metavar="NAME", help="only these judges of the file")
     parser.add_argument("--no-gt-prompt", action="store_true", help="skip the GT-prompt upper bound")
     parser.add_argument("--dry-run", action="store_true", help="print the calls each judge would make, make none")
-    parser.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
-                        help="map a model path in results.json to a registry key")
-    parser.add_argument("--extra-models", nargs="+", default=[], type=Path, metavar="YAML",
-                        help="registry YAML files adding models to model_configs/models.yaml")
-    parser.add_argument("--skip-unknown-models", action="store_true",
-                        help="skip (and report) runs whose model matches no registry entry instead of failing")
     return parser
-
-
-def _model_overrides(items: Iterable[str]) -> dict[str, str]:
-    overrides = {}
-    for item in items:
-        path, separator, key = item.rpartition("=")
-        if not separator or not path or not key:
-            raise ValueError(f"--model-map expects PATH=KEY, got {item!r}")
-        overrides[path] = key
-    return overrides
 
 
 def write_reeval(result: ReevalResult, out: Path) -> dict[str, Path]:
@@ -521,9 +504,16 @@ def _progress(pending: dict[str, int], every: int = 100) -> Callable[[str, str],
     return report
 
 
+def read_reeval_items(out: Path) -> pd.DataFrame:
+    """The per-item frame a `cait-reeval` run wrote to OUT (for the report's CAIT section)."""
+    path = Path(out) / "cait_reeval_items.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no cait-reeval output here (run `python -m postprocess cait-reeval` first)")
+    return pd.read_csv(path, dtype={"answer": "string", "prediction": "string"})
+
+
 def reeval_main(args: argparse.Namespace) -> int:
-    from model_configs import load_registry
-    from postprocess.ingest import ingest_logs
+    from postprocess.cli import read_logs
 
     judges = load_judges(args.judges)
     if args.judge:
@@ -531,10 +521,8 @@ def reeval_main(args: argparse.Namespace) -> int:
         if unknown:
             raise JudgeConfigError(f"{args.judges}: no judge named {unknown[0]!r}; judges: {[j.name for j in judges]}")
         judges = [j for j in judges if j.name in args.judge]
-    registry = load_registry(extra=args.extra_models)
-    ingested = ingest_logs(args.logs, registry, model_overrides=_model_overrides(args.model_map),
-                           strict=not args.skip_unknown_models)
-    cache_dir = args.cache_dir or args.out / "judge_cache"
+    _, ingested = read_logs(args)
+    cache_dir = args.judge_cache or args.out / "judge_cache"
     if args.dry_run:
         for name, n in pending_calls(ingested.table, judges, cache_dir, not args.no_gt_prompt).items():
             print(f"{name}: {n} call(s) to make")
@@ -555,5 +543,5 @@ def reeval_main(args: argparse.Namespace) -> int:
 __all__ = [
     "JUDGE_PROMPT", "JudgeCache", "JudgeClient", "JudgeConfig", "JudgeConfigError", "JudgeError", "RateLimiter",
     "ReevalResult", "add_reeval_subcommand", "direct_options", "judge_prompt", "load_judges", "pending_calls",
-    "reeval_main", "reeval_questions", "run_reeval", "write_reeval",
+    "read_reeval_items", "reeval_main", "reeval_questions", "run_reeval", "write_reeval",
 ]

@@ -1,7 +1,8 @@
 """`report.md` and a self-contained `report.html` (figures embedded as base64 PNG).
 
-Both are rendered from one list of blocks, top-down: headline numbers, tables by theme, figures,
-then the data-quality frames that ingestion supplies (`quality`: title -> DataFrame).
+Both are rendered from one list of blocks, top-down: headline numbers, tables by theme, extra
+sections (CAIT), figures, then the data-quality frames that ingestion supplies (`quality`: title ->
+DataFrame).
 """
 
 from __future__ import annotations
@@ -127,22 +128,31 @@ def _tables_for(prefix: str, tables: dict[str, Table]) -> list[Table]:
     return [t for name, t in tables.items() if name == prefix or (prefix.endswith("_") and name.startswith(prefix))]
 
 
-def build_blocks(analysis: Analysis, figures: list[Path], quality: dict[str, pd.DataFrame] | None) -> list[Block]:
-    blocks = [Block("heading", "Headline numbers"), Block("bullets", _headline(analysis.summary))]
-    replicated = _replicated_bullets(analysis.summary, analysis.multi_split)
-    if replicated:
-        blocks += [Block("text", "Replicated subtasks (≥3 families):"), Block("bullets", replicated)]
-    for heading, names in SECTIONS:
-        section = [t for name in names for t in _tables_for(name, analysis.tables)]
-        if section:
+def build_blocks(analysis: Analysis | None, figures: list[Path], quality: dict[str, pd.DataFrame] | None,
+                 extra_sections: list[tuple[str, list[Table]]] = ()) -> list[Block]:
+    """The report top-down; `analysis` is None for logs that hold only CAIT runs (extra sections only)."""
+    blocks = []
+    if analysis is not None:
+        blocks += [Block("heading", "Headline numbers"), Block("bullets", _headline(analysis.summary))]
+        replicated = _replicated_bullets(analysis.summary, analysis.multi_split)
+        if replicated:
+            blocks += [Block("text", "Replicated subtasks (≥3 families):"), Block("bullets", replicated)]
+        for heading, names in SECTIONS:
+            section = [t for name in names for t in _tables_for(name, analysis.tables)]
+            if section:
+                blocks.append(Block("heading", heading))
+                blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in section]
+    for heading, tables in extra_sections:
+        if tables:
             blocks.append(Block("heading", heading))
-            blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in section]
-    blocks.append(Block("heading", "Figures"))
-    captions = [
-        "Figure 1: scaling curves (accuracy vs. total parameters). Filled circles: dense; open diamonds: MoE.",
-        "Figure 2: cases per family on the subtasks with most cases; annotation: count and strongest Net.",
-    ]
-    blocks += [Block("figure", (path, caption)) for path, caption in zip(figures, captions)]
+            blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in tables]
+    if figures:
+        blocks.append(Block("heading", "Figures"))
+        captions = [
+            "Figure 1: scaling curves (accuracy vs. total parameters). Filled circles: dense; open diamonds: MoE.",
+            "Figure 2: cases per family on the subtasks with most cases; annotation: count and strongest Net.",
+        ]
+        blocks += [Block("figure", (path, caption)) for path, caption in zip(figures, captions)]
     blocks.append(Block("heading", "Data quality"))
     if not quality:
         blocks.append(Block("text", "No ingestion quality frames were supplied."))
@@ -224,10 +234,14 @@ def render_html(blocks: list[Block]) -> str:
 
 
 def write_report(
-    analysis: Analysis, out_dir: Path, figures: list[Path], quality: dict[str, pd.DataFrame] | None = None
+    analysis: Analysis | None,
+    out_dir: Path,
+    figures: list[Path],
+    quality: dict[str, pd.DataFrame] | None = None,
+    extra_sections: list[tuple[str, list[Table]]] = (),
 ) -> dict[str, Path]:
     """Write report.md and report.html under `out_dir`; return their paths."""
-    blocks = build_blocks(analysis, figures, quality)
+    blocks = build_blocks(analysis, figures, quality, extra_sections)
     paths = {"report_md": out_dir / "report.md", "report_html": out_dir / "report.html"}
     paths["report_md"].write_text(render_markdown(blocks, out_dir), encoding="utf-8")
     paths["report_html"].write_text(render_html(blocks), encoding="utf-8")

@@ -21,6 +21,11 @@ from lmms_eval_tasks.variants import VARIANTS, apply_variant
 from model_configs import load_registry
 from postprocess import cait as metrics
 from postprocess.ingest import ingest_logs
+from postprocess.tables import to_markdown
+
+
+def markdown(tables) -> str:
+    return "\n".join(to_markdown(t) for t in tables)
 
 QWEN_8B, QWEN_4B, GEMMA_4B, INTERN_8B = ("Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-4B-Instruct",
                                          "google/gemma-3-4b-it", "OpenGVLab/InternVL3_5-8B-Instruct")
@@ -263,8 +268,8 @@ def test_seconds_per_question_apportioned_in_a_multi_task_run(tmp_path):
     frame = metrics.mode_metrics(ingested.table, metrics.run_timing(ingested.runs))
     assert row(frame, variant="direct")["seconds_per_question"] == pytest.approx(1.25)
     assert row(frame, variant="cot")["time_apportioned"]
-    section = metrics.cait_report_section(ingested.table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}),
-                                          timing=metrics.run_timing(ingested.runs))
+    section = markdown(metrics.cait_tables(ingested.table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}),
+                                           timing=metrics.run_timing(ingested.runs)))
     assert "1.250†" in section and "11.250†" in section
 
 
@@ -318,8 +323,8 @@ def test_report_section_lays_out_the_paper_tables(tmp_path):
     assert "Gemma-3-4B (CoT) 1/8" in tables["cait_table05_cot"].note
     structured_groups = tables["cait_table07_structured_groups"].frame.set_index("Group")
     assert structured_groups.loc["Instruct", "Acc"] == "1.000 (+12.5)"
-    section = metrics.cait_report_section(table, models, reeval_items=reeval_items)
-    assert section.startswith("## CAIT") and section.count("| Model") >= 6 and "**0.875**" in section
+    section = markdown(tables.values())
+    assert section.count("| Model") >= 6 and "**0.875**" in section
 
 
 def test_models_missing_from_the_models_frame_are_listed_not_dropped(tmp_path):
@@ -333,4 +338,4 @@ def test_no_cait_rows_make_no_section(tmp_path):
     from logfactory import make_records
 
     write_run(tmp_path, QWEN_8B, "mmmu_val", make_records([True, False]))
-    assert metrics.cait_report_section(ingest(tmp_path).table, models_frame({})) == ""
+    assert metrics.cait_tables(ingest(tmp_path).table, models_frame({})) == []

@@ -2,7 +2,6 @@
 wire formats (reeval_server.py), through the official clients: answers, the GT-prompt bound, caching,
 retries, crash and resume, rate limiting, and keys that never leave the environment."""
 
-import argparse
 import logging
 import time
 from pathlib import Path
@@ -13,6 +12,8 @@ from test_cait_metrics import GEMMA_4B, QWEN_8B, describes, ingest, scene_questi
 
 from model_configs import DEFAULT_REGISTRY_PATH
 from postprocess import reeval
+from postprocess.cli import build_parser
+from postprocess.cli import main as cli_main
 from postprocess.cait import GT_PROMPT_LABEL, reeval_by_judge
 from postprocess.reeval import JudgeConfig, JudgeConfigError, JudgeError, load_judges, run_reeval
 
@@ -222,10 +223,8 @@ def test_keys_come_from_the_environment_and_are_never_written_or_logged(tmp_path
         " requests_per_second: 1000, backoff_s: 0.01}\n"
         f"  - {{name: an, provider: anthropic, model: m2, base_url: '{server.anthropic_url}',"
         " api_key_env: TEST_ANTHROPIC_KEY, requests_per_second: 1000}\n")
-    parser = argparse.ArgumentParser()
-    reeval.add_reeval_subcommand(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["cait-reeval", "--logs", str(tmp_path / "logs"), "--judges", str(judges_file),
-                              "--out", str(tmp_path / "out")])
+    args = build_parser().parse_args(["cait-reeval", "--logs", str(tmp_path / "logs"), "--judges", str(judges_file),
+                                      "--out", str(tmp_path / "out")])
     assert reeval.reeval_main(args) == 0
     assert all(r.authorized for r in server.answered) and len(server.answered) == 2 * QUESTIONS
     output = capsys.readouterr()
@@ -240,6 +239,11 @@ def test_keys_come_from_the_environment_and_are_never_written_or_logged(tmp_path
     assert GT_PROMPT_LABEL in (tmp_path / "out" / "cait_reeval.md").read_text()
     args.dry_run = True
     assert reeval.reeval_main(args) == 0 and "oa: 0 call(s) to make" in capsys.readouterr().out
+    # the report of these (CAIT-only) logs carries the judges' table
+    assert cli_main(["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "report"),
+                     "--reeval", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## CAIT (Seeing vs. Believing)" in report and GT_PROMPT_LABEL in report
 
 
 def test_a_missing_key_variable_is_named_before_any_judge_calls(tmp_path, server, keys, table, monkeypatch):
