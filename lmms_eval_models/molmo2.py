@@ -24,6 +24,8 @@ prompt, so the model answers without a thinking preamble.
 
 from __future__ import annotations
 
+import time
+
 import torch
 from accelerate import Accelerator
 from tqdm import tqdm
@@ -33,6 +35,7 @@ from transformers.image_utils import load_image
 from lmms_eval import utils
 from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
 from lmms_eval.api.model import lmms
+from lmms_eval.models.model_utils.gen_metrics import log_metrics
 from lmms_eval.protocol import ChatMessages
 
 DEFAULT_MAX_NEW_TOKENS = 1024  # lmms-eval's llava_hf and internvl_hf use the same when a task sets none
@@ -131,6 +134,7 @@ class Molmo2(lmms):
         collator = utils.Collator([request.args for request in requests], lambda args: (args[0], args[0]),
                                   group_fn=lambda args: args[2], grouping=True)
         progress = tqdm(total=len(requests), disable=self.rank != 0, desc="Model Responding")
+        generate_seconds, generated_tokens = 0.0, 0  # results.json throughput, as lmms-eval's own wrappers log it
         for chunk in collator.get_batched(n=self.batch_size, batch_fn=None):
             contexts, doc_to_messages, all_gen_kwargs, doc_ids, tasks, splits = zip(*chunk, strict=True)
             prompts, images = [], []
@@ -147,18 +151,24 @@ class Molmo2(lmms):
                                     return_tensors="pt", **self.image_kwargs).to(self.model.device)
             # the Collator groups by gen_kwargs, so the chunk shares one budget
             max_new_tokens = int(all_gen_kwargs[0].get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
+            started = time.perf_counter()
             with torch.inference_mode():
                 output = self.model.generate(**inputs, do_sample=False, max_new_tokens=max_new_tokens,
                                              use_cache=self.use_cache, eos_token_id=self.eot_token_id,
                                              pad_token_id=self.pad_token_id)
+            generate_seconds += time.perf_counter() - started
             new_tokens = output[:, inputs["input_ids"].shape[1]:]  # left padding: every prompt ends at the same column
             texts = self.processor.batch_decode(new_tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False)
             for context, gen_kwargs, text, tokens in zip(contexts, all_gen_kwargs, texts, new_tokens, strict=True):
                 generated = int((tokens != self.pad_token_id).sum())  # rows that stopped early are padded
+                generated_tokens += generated
                 results.append(GenerationResult(text=text, token_counts=TokenCounts(output_tokens=generated)))
                 self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
             progress.update(len(chunk))
         progress.close()
+        log_metrics(total_gen_tokens=generated_tokens, total_elapsed_time=generate_seconds,
+                    avg_speed=generated_tokens / generate_seconds if generate_seconds else 0.0,
+                    additional_metrics={"rank": self.rank})
         return collator.get_original(results)
 
     def loglikelihood(self, requests: list[Instance]):
