@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import EngFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from postprocess.compare import GROUP_KEY
 from postprocess.labels import dataset_label
@@ -61,6 +61,10 @@ def scaling_curves(
                 zorder=3,
             )
         ax.set_xscale("log")
+        # sizes as 4G / 235G (or 440k for tiny models), at most a few ticks so labels never collide
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=4))
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(_panel_title(subtask, multi_split), fontsize=9)
         ax.set_xlabel("Total parameters")
         ax.set_ylabel("Accuracy (%)")
