@@ -109,47 +109,43 @@ def doc_to_target(doc: dict) -> str:
 
 
 def process_results(doc: dict, results: list) -> dict:
+    """Each metric gets only what its aggregation needs (every value is also written to each log line);
+    the full decision is the `per_question` record."""
     question = question_of(doc)
     response = response_text(results)
     if VARIANTS[question.variant].prompt == "describe":  # a caption, not an answer: nothing to extract or score
         outcome = Outcome(None, None, "none", "describe")
     else:
         outcome = score(question, response)
-    scored = {"correct": outcome.correct, "subtask": question.subtask, "match": outcome.match,
-              "prediction": outcome.prediction, "gold": question.gold, "empty": not response.strip()}
     return {
-        "accuracy": scored,
-        "subtask_accuracy": scored,
-        "unparsed_rate": scored,
-        "macro_f1": scored,
-        "empty_response_rate": scored,
+        "accuracy": outcome.correct,
+        "subtask_accuracy": [question.subtask, outcome.correct],
+        "unparsed_rate": outcome.match == "none",
+        "macro_f1": [outcome.prediction, question.gold],
+        "empty_response_rate": not response.strip(),
         "per_question": per_question_record(question, response, outcome),
     }
 
 
-def aggregate_accuracy(items: list[dict]) -> float | None:
+def aggregate_accuracy(items: list[bool | None]) -> float | None:
     """Mean correctness over questions with a known gold; None when no gold is known (MMMU test)."""
-    known = [item["correct"] for item in items if item["correct"] is not None]
+    known = [correct for correct in items if correct is not None]
     return sum(known) / len(known) if known else None
 
 
-def aggregate_subtask_accuracy(items: list[dict]) -> dict[str, float | None]:
-    by_subtask: dict[str, list[dict]] = {}
-    for item in items:
-        by_subtask.setdefault(item["subtask"], []).append(item)
+def aggregate_subtask_accuracy(items: list[list]) -> dict[str, float | None]:
+    by_subtask: dict[str, list[bool | None]] = {}
+    for subtask, correct in items:
+        by_subtask.setdefault(subtask, []).append(correct)
     return {subtask: aggregate_accuracy(group) for subtask, group in sorted(by_subtask.items())}
 
 
-def aggregate_macro_f1(items: list[dict]) -> float | None:
+def aggregate_macro_f1(items: list[list]) -> float | None:
     """CAIT: macro F1 over the two option letters (metrics.macro_f1)."""
-    known = [item for item in items if item["gold"] is not None]
-    return macro_f1([i["prediction"] for i in known], [i["gold"] for i in known]) if known else None
+    known = [(prediction, gold) for prediction, gold in items if gold is not None]
+    return macro_f1([p for p, _ in known], [g for _, g in known]) if known else None
 
 
-def aggregate_empty_response_rate(items: list[dict]) -> float:
-    return sum(item["empty"] for item in items) / len(items) if items else 0.0
-
-
-def aggregate_unparsed_rate(items: list[dict]) -> float:
-    """Share of responses from which no answer could be extracted (scored wrong)."""
-    return sum(item["match"] == "none" for item in items) / len(items) if items else 0.0
+def aggregate_share(items: list[bool]) -> float:
+    """Share of true items: unparsed responses (scored wrong), or empty responses."""
+    return sum(items) / len(items) if items else 0.0
