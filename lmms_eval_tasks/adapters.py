@@ -42,20 +42,18 @@ def _text(row: dict, name: str, where: str) -> str:
     return str(value)
 
 
-def _lettered_columns(row: dict) -> list[str]:
-    """Options held in columns A, B, C ... (null or 'nan' when absent), stopping at the first gap."""
-    options = []
-    for letter in LETTERS:
-        if letter not in row or _is_missing(row[letter]):
-            break
-        options.append(str(row[letter]))
-    return options
+def _lettered_columns(row: dict, where: str) -> list[str]:
+    """Options held in columns A, B, C ... (null or 'nan' when absent); a gap before a filled column is an error,
+    since the options after it would be lost or re-lettered."""
+    present = [letter for letter in LETTERS if letter in row and not _is_missing(row[letter])]
+    expected = list(LETTERS[: len(present)])
+    if present != expected:
+        raise DocError(f"{where}: option columns {present} leave a gap (expected {expected})")
+    return [str(row[letter]) for letter in present]
 
 
-def _gold_letter(value: Any, options: list[str], where: str, allow_missing: bool = False) -> str | None:
-    if _is_missing(value) or str(value).strip() == "?":
-        if allow_missing:
-            return None
+def _gold_letter(value: Any, options: list[str], where: str) -> str:
+    if _is_missing(value):
         raise DocError(f"{where}: field 'answer' is empty")
     letter = str(value).strip().strip("()").upper()
     if letter not in LETTERS[: len(options)]:
@@ -78,7 +76,7 @@ def _parse_list(value: Any, name: str, where: str) -> list:
 
 
 def _lettered_options(row: dict, where: str) -> list[str]:
-    options = _lettered_columns(row)
+    options = _lettered_columns(row, where)
     if len(options) < 2:
         raise DocError(f"{where}: fewer than two options in columns A..")
     return options
@@ -104,17 +102,19 @@ def mmmu(row: dict, position: int, split: str) -> Question:
     text = _text(row, "question", where)
     question_type = _text(row, "question_type", where)
     options = [str(o) for o in _parse_list(_field(row, "options", where), "options", where)]
-    referenced = IMAGE_PLACEHOLDER.findall(" ".join([text, *options]))
-    image_fields = [f"image_{n}" for n in dict.fromkeys(referenced)] or [f"image_{n}" for n in range(1, 8)]
+    referenced = [f"image_{n}" for n in dict.fromkeys(IMAGE_PLACEHOLDER.findall(" ".join([text, *options])))]
+    # the referenced images must be there; without placeholders, whichever of image_1..7 the row has
     answer = row.get("answer")
-    common = dict(benchmark="MMMU", split=split, subtask=_text(row, "subfield", where), question_id=qid,
-                  text=text, image_fields=image_fields, details={"subject": row.get("subject"), "question_type": question_type})
+    unanswered = _is_missing(answer) or str(answer).strip() == "?"
+    if unanswered and split != "test":  # only the test split's answers are withheld
+        raise DocError(f"{where}: field 'answer' is empty")
+    common = dict(benchmark="MMMU", split=split, subtask=_text(row, "subfield", where), question_id=qid, text=text,
+                  image_fields=referenced or [f"image_{n}" for n in range(1, 8)], images_optional=not referenced, details={"subject": row.get("subject"), "question_type": question_type})
     if question_type == "open":
-        golds = None if _is_missing(answer) or str(answer).strip() == "?" else _open_golds(answer)
-        return Question(kind=OPEN, gold=golds, prompt_style="open", **common)
+        return Question(kind=OPEN, gold=None if unanswered else _open_golds(answer), prompt_style="open", **common)
     if len(options) < 2:
         raise DocError(f"{where}: multiple-choice question with {len(options)} options")
-    return Question(kind=MCQ, options=options, gold=_gold_letter(answer, options, where, allow_missing=True), **common)
+    return Question(kind=MCQ, options=options, gold=None if unanswered else _gold_letter(answer, options, where), **common)
 
 
 def _open_golds(answer: Any) -> list[str]:
@@ -201,7 +201,7 @@ def blink(row: dict, position: int, split: str) -> Question:
         subtask = found.group(1).replace("_", " ")
     return Question(
         benchmark="BLINK", split=split, subtask=str(subtask), question_id=qid, kind=MCQ,
-        text=_text(row, "prompt", where), image_fields=[f"image_{n}" for n in range(1, 5)], options=options,
+        text=_text(row, "prompt", where), image_fields=[f"image_{n}" for n in range(1, 5)], images_optional=True, options=options,
         gold=_gold_letter(_field(row, "answer", where), options, where), prompt_style="embedded_choices",
     )
 

@@ -2,7 +2,8 @@
 
 Each extractor returns an `Extraction`: the parsed prediction (or None) and how it was found. Rules
 are tried from the most explicit to the least; the first rule that finds anything decides, and if
-that rule finds two different answers the response is ambiguous and the prediction is None. An
+that rule finds two different answers the response is ambiguous and the prediction is None (the
+exceptions, a model's last "the answer is" statement and the result after "=", are named below). An
 inconclusive response is never turned into a guess: it stays None and is scored wrong (match
 "none"), unless an adjudicator (see `scoring.set_adjudicator`) decides it.
 """
@@ -26,7 +27,8 @@ ANSWER_STATEMENT = re.compile(
 )
 FINAL_ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 WHOLE_LETTER = re.compile(r"^\W*(?:option\s+|choice\s+)?\(?([A-Za-z])\)?\W*$", re.IGNORECASE)
-LEADING_LETTER = re.compile(r"^\s*\(?([A-Z])(?:\)|\.|:|\s*-)\s+\S")
+# a letter opening a line and followed by a delimiter: "B. Paris", "(B) Paris", "B, because", "B (no cat)"
+LEADING_LETTER = re.compile(r"^\s*\(?([A-Z])(?:\)|\.|:|,|;|\s+-|\s+\(|\s+because\b)")
 LETTER_MENTION = re.compile(r"\(([A-Za-z])\)|\b([A-Z])\)|(?i:option|choice)\s+([A-Z])\b")
 STANDALONE_CAPITAL = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
 NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
@@ -77,38 +79,57 @@ def _decide(letters: list[str], rule: str, match: str = "letter") -> Extraction 
     return inconclusive(f"{rule}:ambiguous")
 
 
-def _letters_from_answer_segment(segment: str, valid: set[str]) -> Extraction | None:
-    plain = MARKDOWN_EMPHASIS.sub("", segment).strip()
-    whole = WHOLE_LETTER.match(plain)
-    if whole and whole.group(1).upper() in valid:
-        return Extraction(whole.group(1).upper(), "letter", "answer_line")
-    lead = LEADING_LETTER.match(plain)
-    if lead and lead.group(1) in valid:
-        return Extraction(lead.group(1), "letter", "answer_line")
-    return None
+def _mentioned(text: str, valid: set[str]) -> list[str]:
+    return [letter for m in LETTER_MENTION.finditer(text) if (letter := next(g for g in m.groups() if g).upper()) in valid]
+
+
+def _only_letter(line: str, valid: set[str], rule: str) -> Extraction | None:
+    """A line that is nothing but a letter: "B", "(B)", "B.", "**B**", "Option B"."""
+    whole = WHOLE_LETTER.match(MARKDOWN_EMPHASIS.sub("", line).strip())
+    if whole is None:
+        return None
+    letter = whole.group(1).upper()
+    return Extraction(letter, "letter", rule) if letter in valid else inconclusive(f"{rule}:not_an_option")
+
+
+def _leading_letter(line: str, valid: set[str], rule: str, options: list[str], letters: list[str]) -> Extraction | None:
+    """A line opening with a letter and a delimiter; another option named on the same line, by letter
+    ("(A) or (B)") or by its text ("A. red, but C. blue is possible"), makes it ambiguous."""
+    line = MARKDOWN_EMPHASIS.sub("", line).strip()
+    lead = LEADING_LETTER.match(line)
+    if lead is None or lead.group(1) not in valid:
+        return None
+    return _decide([lead.group(1), *_mentioned(line, valid), *_named_options(line, options, letters)], rule)
+
+
+def _named_options(text: str, options: list[str], letters: list[str]) -> list[str]:
+    """Letters of the options whose text the text names; an option contained in another named option yields to it."""
+    body = f" {normalise_text(text)} "
+    named = [(letter, norm) for letter, option in zip(letters, options) if (norm := normalise_text(option)) and f" {norm} " in body]
+    return [letter for letter, norm in named if not any(norm != other and norm in other for _, other in named)]
 
 
 def _option_text_choice(text: str, options: list[str], letters: list[str]) -> Extraction | None:
-    """The one option whose text the response names; an option contained in another named option yields to it."""
-    body = f" {normalise_text(text)} "
-    named = [(letter, norm) for letter, option in zip(letters, options) if (norm := normalise_text(option)) and f" {norm} " in body]
-    maximal = [letter for letter, norm in named if not any(norm != other and norm in other for _, other in named)]
-    return _decide(maximal, "option_text", match="option_text")
+    """The one option whose text the response names."""
+    return _decide(_named_options(text, options, letters), "option_text", match="option_text")
 
 
 def extract_choice(response: str, options: list[str], letters: list[str] | None = None) -> Extraction:
     """Extract the chosen option letter from a free-text response to a multiple-choice question.
 
-    Rules, first that finds anything decides:
-      1. the last "Answer: X" line (the CoT format);
+    Rules, first that finds anything decides; where a rule finds two different letters the response is
+    ambiguous (prediction None), except rule 4, whose last statement wins:
+      1. the last "Answer: X" line (the CoT format): a letter, a leading letter, or one option's text;
       2. the whole response is a letter: "B", "(B)", "B.", "**B**", "Option B";
-      3. an answer statement: "The answer is B", "correct option: (B)" -- the last statement wins,
+      3. the first line is a letter and the rest explains: "B\n\nBecause option A is wrong";
+      4. an answer statement: "The answer is B", "correct option: (B)" -- the last statement wins,
          because a model that corrects itself means its final statement;
-      4. a leading letter: "B. Paris", "(B) Paris" -- unless another option is mentioned as in 5;
-      5. letter mentions: "(B)", "B)", "option B" anywhere -- exactly one distinct letter;
-      6. option text: exactly one option's text appears (an option contained in another named
+      5. the first line opens with a letter and a delimiter: "B. Paris", "(B) Paris", "B, because ...",
+         "B (no cat)" -- unless that line names another option, by letter ("(A) or (B)") or by text;
+      6. letter mentions: "(B)", "B)", "option B" anywhere -- exactly one distinct letter;
+      7. option text: exactly one option's text appears (an option contained in another named
          option yields to the longer one);
-      7. exactly one distinct stand-alone capital option letter ("I think B is right"), where "A"
+      8. exactly one distinct stand-alone capital option letter ("I think B is right"), where "A"
          and "I" followed by a lower-case word are read as an article or a pronoun.
     """
     letters = letters or [chr(ord("A") + i) for i in range(len(options))]
@@ -119,37 +140,28 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
 
     segment = final_answer_segment(text)
     if segment is not None:
-        decided = _letters_from_answer_segment(segment, valid)
-        if decided is None:
-            decided = _option_text_choice(segment, options, letters)
-        if decided is not None:
-            return decided
+        for decide in (lambda: _only_letter(segment, valid, "answer_line"),
+                       lambda: _leading_letter(segment, valid, "answer_line", options, letters),
+                       lambda: _option_text_choice(segment, options, letters)):
+            if (decided := decide()) is not None:
+                return decided
 
     plain = MARKDOWN_EMPHASIS.sub("", text).strip()
-    whole = WHOLE_LETTER.match(plain)
-    if whole:
-        letter = whole.group(1).upper()
-        return Extraction(letter, "letter", "whole") if letter in valid else inconclusive("whole:not_an_option")
+    first_line = plain.split("\n", 1)[0]
+    for decided in (_only_letter(plain, valid, "whole"), _only_letter(first_line, valid, "first_line")):
+        if decided is not None:
+            return decided
 
     statements = [next(g for g in m.groups() if g).upper() for m in ANSWER_STATEMENT.finditer(plain)]
     statements = [letter for letter in statements if letter in valid]
     if statements:
         return Extraction(statements[-1], "letter", "answer_statement")
 
-    mentions = [next(g for g in m.groups() if g).upper() for m in LETTER_MENTION.finditer(plain)]
-    mentions = [letter for letter in mentions if letter in valid]
-    lead = LEADING_LETTER.match(plain)
-    if lead and lead.group(1) in valid:
-        # "B. Paris" decides; "(A) or (B)" names two options and does not
-        return _decide([lead.group(1), *mentions], "leading")
-
-    decided = _decide(mentions, "mention")
-    if decided is not None:
-        return decided
-
-    decided = _option_text_choice(plain, options, letters)
-    if decided is not None:
-        return decided
+    for decide in (lambda: _leading_letter(first_line, valid, "leading", options, letters),
+                   lambda: _decide(_mentioned(plain, valid), "mention"),
+                   lambda: _option_text_choice(plain, options, letters)):
+        if (decided := decide()) is not None:
+            return decided
 
     capitals = []
     for m in STANDALONE_CAPITAL.finditer(plain):
@@ -189,23 +201,46 @@ def parse_number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)\s*([^\n]+)", re.IGNORECASE)
+
+
+def _result_number(segment: str) -> str | None:
+    """The number an answer segment gives: after its last "=" when it shows a calculation ("12 - 5 = 7")."""
+    numbers = NUMBER.findall(segment.rsplit("=", 1)[-1])
+    return numbers[0].replace(",", "") if numbers else None
+
+
 def extract_number(response: str) -> Extraction:
     """A number: from the last 'Answer:' line, else the whole response if it is one number (units allowed),
     else the last 'answer is/=' statement, else the only distinct number in the response."""
-    text = strip_reasoning(response)
+    text = strip_reasoning(response).replace("\u2212", "-")  # the typographic minus sign
     if not text:
         return inconclusive("empty")
     plain = MARKDOWN_EMPHASIS.sub("", text)
     segment = final_answer_segment(plain)
-    if segment is not None and (numbers := NUMBER.findall(segment)):
-        return Extraction(numbers[0].replace(",", ""), "numeric", "answer_line")
-    whole = re.fullmatch(r"\W*(" + NUMBER.pattern + r")\s*[%°\w]{0,12}\W*", plain.strip())
+    if segment is not None and (number := _result_number(segment)) is not None:
+        return Extraction(number, "numeric", "answer_line")
+    whole = re.fullmatch(r"[^\w+\-.]*(" + NUMBER.pattern + r")\s*[%°\w]{0,12}\W*", plain.strip())
     if whole:
         return Extraction(whole.group(1).replace(",", ""), "numeric", "whole")
-    statements = re.findall(r"answer\s*(?:is|:|=)\s*([^\n]*)", plain, re.IGNORECASE)
-    if statements and (numbers := NUMBER.findall(statements[-1])):
-        return Extraction(numbers[0].replace(",", ""), "numeric", "answer_statement")
+    statements = ANSWER_IS.findall(plain)
+    if statements and (number := _result_number(statements[-1])) is not None:
+        return Extraction(number, "numeric", "answer_statement")
     numbers = {n.replace(",", "") for n in NUMBER.findall(plain)}
     if len(numbers) == 1:
         return Extraction(numbers.pop(), "numeric", "only_number")
     return inconclusive("number:ambiguous" if numbers else "number:absent")
+
+
+def extract_answer_part(response: str) -> Extraction:
+    """For open answers: the last 'Answer:' line, else the last 'answer is' statement, else the whole text."""
+    text = strip_reasoning(response)
+    if not text:
+        return inconclusive("empty")
+    segment = final_answer_segment(text)
+    if segment is not None:
+        return Extraction(segment, "exact", "answer_line")
+    statements = ANSWER_IS.findall(text)
+    if statements:
+        return Extraction(statements[-1].strip(), "exact", "answer_statement")
+    return Extraction(text, "exact", "whole")

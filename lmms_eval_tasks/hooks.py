@@ -96,7 +96,10 @@ def question_of(doc: dict) -> Question:
 def doc_to_visual(doc: dict) -> list:
     question = question_of(doc)
     where = f"{question.benchmark} {question.question_id}"
-    return [load_image(doc[field], f"{where} field '{field}'") for field in question.image_fields if doc.get(field) is not None]
+    missing = [field for field in question.image_fields if doc.get(field) is None]
+    if missing and not question.images_optional:
+        raise DocError(f"{where}: image field(s) {missing} are empty but the question needs them")
+    return [load_image(doc[field], f"{where} field '{field}'") for field in question.image_fields if field not in missing]
 
 
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:

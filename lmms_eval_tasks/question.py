@@ -40,6 +40,7 @@ class Question:
     details: dict[str, Any] = field(default_factory=dict)
     variant: str = "direct"
     permutation: list[int] | None = None  # shown option j is original option permutation[j]
+    images_optional: bool = False  # image_fields lists slots that may be empty (BLINK's image_1..4)
 
     @property
     def letters(self) -> list[str]:

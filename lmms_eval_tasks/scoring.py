@@ -3,7 +3,8 @@
 Matching rules:
   mcq      the extracted letter equals the gold letter (MathVista: the letter of the gold option text).
   yes_no   the extracted Yes/No equals the gold.
-  numeric  MathVista integer: the extracted number equals the gold as an integer; float: both rounded
+  numeric  MathVista integer: int() of the extracted number equals the gold (the official scorer's
+           int(float(x)): 3.7 counts as 3); float: both rounded
            to `precision` decimals are equal; list: the numbers of the response's answer, in order,
            equal the gold list's.
   open     MMMU open (and MathVista free text): the response's answer part (its last "Answer:" line,
@@ -23,21 +24,18 @@ import importlib
 import json
 import math
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .extraction import (
     NUMBER,
     Extraction,
+    extract_answer_part,
     extract_choice,
     extract_number,
     extract_yes_no,
-    final_answer_segment,
-    inconclusive,
     normalise_text,
     parse_number,
-    strip_reasoning,
 )
 from .question import MCQ, NUMERIC, YES_NO, Question
 
@@ -77,20 +75,6 @@ def extract(question: Question, response: str) -> Extraction:
     return extract_answer_part(response)
 
 
-def extract_answer_part(response: str) -> Extraction:
-    """For open answers: the last 'Answer:' line, else the last 'answer is' statement, else the whole text."""
-    text = strip_reasoning(response)
-    if not text:
-        return inconclusive("empty")
-    segment = final_answer_segment(text)
-    if segment is not None:
-        return Extraction(segment, "exact", "answer_line")
-    statements = re.findall(r"answer\s*(?:is|:)\s*([^\n]+)", text, re.IGNORECASE)
-    if statements:
-        return Extraction(statements[-1].strip(), "exact", "answer_statement")
-    return Extraction(text, "exact", "whole")
-
-
 def is_correct(question: Question, prediction: str) -> tuple[bool, str]:
     """(correct, match kind) for a prediction that extraction found."""
     gold = question.gold
@@ -109,8 +93,8 @@ def numeric_equal(prediction: str, gold: str, answer_type: str | None, precision
     value, target = parse_number(prediction), parse_number(gold)
     if value is None or target is None:
         return False
-    if answer_type == "integer":
-        return value.is_integer() and int(value) == int(target)
+    if answer_type == "integer":  # MathVista's official scorer: int(float(x)), so 3.7 reads as 3
+        return int(value) == int(target)
     digits = precision if precision is not None else 2
     return round(value, digits) == round(target, digits)
 

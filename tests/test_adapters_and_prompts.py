@@ -6,7 +6,14 @@ import pytest
 from lmms_eval_tasks import adapters, fixtures
 from lmms_eval_tasks.adapters import BENCHMARKS
 from lmms_eval_tasks.catalog import TASKS
-from lmms_eval_tasks.hooks import PROMPT_COLUMN, QUESTION_COLUMN, prepare_docs, process_results, question_of
+from lmms_eval_tasks.hooks import (
+    PROMPT_COLUMN,
+    QUESTION_COLUMN,
+    doc_to_visual,
+    prepare_docs,
+    process_results,
+    question_of,
+)
 from lmms_eval_tasks.prompts import COT_MCQ_INSTRUCTION, MCQ_INSTRUCTION, build_prompt
 from lmms_eval_tasks.question import DocError
 from lmms_eval_tasks.record import validate_record
@@ -92,6 +99,27 @@ def test_malformed_options_string_names_the_question():
 def test_answer_outside_the_options_is_refused():
     with pytest.raises(DocError, match=r"answer 'F' is not one of the 4 option letters"):
         adapters.mmbench(mmbench_row(answer="F"), 2, "dev_en")
+
+
+def test_a_gap_in_the_option_columns_is_refused():
+    with pytest.raises(DocError, match=r"option columns \['A', 'B', 'D'\] leave a gap"):
+        adapters.mmbench(mmbench_row(C=None), 2, "dev_en")
+
+
+def test_only_the_mmmu_test_split_may_lack_answers():
+    row = {**fixtures.mmmu_rows("validation")[0], "answer": ""}
+    with pytest.raises(DocError, match=r"MMMU validation_Chemistry_1: field 'answer' is empty"):
+        adapters.mmmu(row, 0, "dev_val")
+    assert adapters.mmmu(row, 0, "test").gold is None
+
+
+def test_a_referenced_image_that_is_missing_is_an_error_not_a_silent_omission():
+    rows = [{**row, "image_2": None} for row in fixtures.mmmu_rows("dev")]  # row 1 references <image 2>
+    doc = prepare_docs(datasets.Dataset.from_list(rows, features=fixtures.MMMU_FEATURES), "invscale_mmmu_dev_val")[1]
+    with pytest.raises(DocError, match=r"image field\(s\) \['image_2'\] are empty"):
+        doc_to_visual(doc)
+    blink = prepare_docs(datasets.Dataset.from_list(*fixtures.blink_rows()), "blink_val")[0]
+    assert len(doc_to_visual(blink)) == 2  # BLINK's unused image slots are simply empty
 
 
 def test_empty_response_is_scored_wrong_and_recorded_unparsed():

@@ -78,6 +78,10 @@ def test_always_a_model_on_balanced_data():
     assert macro_f1(predictions, golds) == pytest.approx(1 / 3)
 
 
+def test_macro_f1_ignores_a_letter_that_occurs_nowhere():
+    assert macro_f1(["A", "A"], ["A", "A"]) == 1.0
+
+
 def test_macro_f1_by_hand():
     # A: tp=2 fp=1 fn=0 -> 4/5; B: tp=1 fp=0 fn=2 (one answered A, one unparsed) -> 2/4
     assert macro_f1(["A", "A", "A", "B", None], ["A", "A", "B", "B", "B"]) == pytest.approx((4 / 5 + 2 / 4) / 2)

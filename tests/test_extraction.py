@@ -31,6 +31,11 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
         ("<think>Could be A or maybe D, D looks darker.</think>\nB", "B", "whole"),
         ("Let me reason. The shape is round and green.</think>The answer is B.", "B", "answer_statement"),
         ("The answer is first (A), no wait, the answer is (C).", "C", "answer_statement"),
+        ("B\n\nBecause option A is wrong, B fits.", "B", "first_line"),
+        ("**B**\n\nOption A is a distractor.", "B", "first_line"),
+        ("B, because there is no red square", "B", "leading"),
+        ("B (the circle is green)", "B", "leading"),
+        ("B because the circle is green", "B", "leading"),
     ],
 )
 def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
@@ -53,6 +58,9 @@ def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
         "Z",
         "I cannot tell from this image.",
         "It is a red square or a green circle.",
+        "Answer: (A) or (B)",  # an answer line naming two options
+        "Answer: A. a red square, but C. a blue triangle is also possible",
+        "B. Because option A is wrong",  # the opening line names another option
     ],
 )
 def test_inconclusive_responses_yield_no_prediction(response):
@@ -77,7 +85,9 @@ def test_yes_no_inconclusive(response):
 @pytest.mark.parametrize(
     "response, number",
     [("42", "42"), ("The answer is 3.5 cm", "3.5"), ("1,234", "1234"), ("Answer: -2.5", "-2.5"), ("12%", "12"),
-     ("First 3 apples, then 4 more, so 7 in all.\nAnswer: 7", "7"), ("There are 5 birds.", "5")],
+     ("First 3 apples, then 4 more, so 7 in all.\nAnswer: 7", "7"), ("There are 5 birds.", "5"),
+     ("-2", "-2"), (".5", ".5"), ("\u22122", "-2"), ("-12 cm", "-12"), ("Answer: 12 - 5 = 7", "7"),
+     ("So the answer is 3 + 4 = 7.", "7")],
 )
 def test_numbers(response, number):
     assert extract_number(response).prediction == number

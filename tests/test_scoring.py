@@ -47,7 +47,10 @@ def test_yes_no():
     [
         ("integer", None, "12", "12", True),
         ("integer", None, "12", "The answer is 12.0", True),
-        ("integer", None, "12", "12.5", False),
+        ("integer", None, "12", "13.5", False),
+        ("integer", None, "3", "3.7", True),  # MathVista's official int(float(x))
+        ("integer", None, "-2", "-2", True),
+        ("integer", None, "7", "Answer: 12 - 5 = 7", True),  # the result, not the first number
         ("float", 2, "1.45", "1.449", True),
         ("float", 2, "1.45", "1.46", False),
         ("float", 1, "0.6", "Answer: 0.61", True),
