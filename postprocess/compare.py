@@ -41,11 +41,11 @@ PAIR_COLUMNS = [
 
 # Joint outcome of a (small, large) pair on one question: 3 * state(small) + state(large), where
 # state = value + 1 (0 = missing, 1 = wrong, 2 = right).
-_BOTH_KNOWN = [4, 5, 7, 8]
-_INVERSE = 7  # small right, large wrong
-_NORMAL = 5  # small wrong, large right
-_SMALL_RIGHT = [7, 8]
-_LARGE_RIGHT = [5, 8]
+BOTH_KNOWN = [4, 5, 7, 8]
+INVERSE = 7  # small right, large wrong
+NORMAL = 5  # small wrong, large right
+SMALL_RIGHT = [7, 8]
+LARGE_RIGHT = [5, 8]
 
 
 @dataclass(frozen=True)
@@ -245,17 +245,17 @@ def compare_pairs(
 def _frame_from_counts(
     outcomes: Outcomes, pairs: pd.DataFrame, cells: np.ndarray, min_n: int, min_net: int
 ) -> pd.DataFrame:
-    n = cells[..., _BOTH_KNOWN].sum(axis=-1)
+    n = cells[..., BOTH_KNOWN].sum(axis=-1)
     pair_idx, group_idx = np.nonzero(n)
     family_idx = pd.factorize(pairs["family"], sort=False)[0][pair_idx]
     order = np.lexsort((pair_idx, group_idx, family_idx))
     pair_idx, group_idx = pair_idx[order], group_idx[order]
     selected = cells[pair_idx, group_idx]
     n = n[pair_idx, group_idx]
-    flip_inv = selected[:, _INVERSE]
-    flip_norm = selected[:, _NORMAL]
-    acc_small = 100.0 * selected[:, _SMALL_RIGHT].sum(axis=1) / np.maximum(n, 1)
-    acc_large = 100.0 * selected[:, _LARGE_RIGHT].sum(axis=1) / np.maximum(n, 1)
+    flip_inv = selected[:, INVERSE]
+    flip_norm = selected[:, NORMAL]
+    acc_small = 100.0 * selected[:, SMALL_RIGHT].sum(axis=1) / np.maximum(n, 1)
+    acc_large = 100.0 * selected[:, LARGE_RIGHT].sum(axis=1) / np.maximum(n, 1)
     pair_rows = pairs.iloc[pair_idx].reset_index(drop=True)
     group_rows = outcomes.groups.iloc[group_idx].reset_index(drop=True)
     frame = pd.DataFrame(

@@ -13,16 +13,14 @@ import numpy as np
 import pandas as pd
 
 from postprocess.cases import CASE_KEY, sort_cases
-from postprocess.compare import Outcomes, mcnemar_greater
+from postprocess.compare import BOTH_KNOWN, INVERSE, LARGE_RIGHT, NORMAL, SMALL_RIGHT, Outcomes, mcnemar_greater
 from postprocess.labels import dataset_labels
 from postprocess.stats import benjamini_hochberg
 from postprocess.tables import Table
 
-# Joint (small, large) outcome codes, as in compare.py: 3 * state(small) + state(large).
-_BOTH_KNOWN = np.isin(np.arange(9), [4, 5, 7, 8])
-_SHARED = np.outer(_BOTH_KNOWN, _BOTH_KNOWN)  # both models known under both variants
-_INVERSE, _NORMAL = 7, 5
-_SMALL_RIGHT, _LARGE_RIGHT = [7, 8], [5, 8]
+# Joint (small, large) outcome codes are compare.py's: 3 * state(small) + state(large).
+_KNOWN = np.isin(np.arange(9), BOTH_KNOWN)
+_SHARED = np.outer(_KNOWN, _KNOWN)  # both models known under both variants
 
 
 def _cross_cells(outcomes: Outcomes, base: int, other: int, small: int, large: int) -> np.ndarray:
@@ -52,14 +50,14 @@ def control_flips(outcomes: Outcomes, cases: pd.DataFrame, *, base_variant: str,
         base_counts, other_counts = shared.sum(axis=2), shared.sum(axis=1)
         frame = part[CASE_KEY].copy()
         frame["n"] = shared.sum(axis=(1, 2))
-        frame["flip_inv"] = other_counts[:, _INVERSE]
-        frame["flip_norm"] = other_counts[:, _NORMAL]
-        frame["acc_small"] = other_counts[:, _SMALL_RIGHT].sum(axis=1)
-        frame["acc_large"] = other_counts[:, _LARGE_RIGHT].sum(axis=1)
-        frame["base_acc_small"] = base_counts[:, _SMALL_RIGHT].sum(axis=1)
-        frame["base_acc_large"] = base_counts[:, _LARGE_RIGHT].sum(axis=1)
-        frame["base_flip_inv"] = base_counts[:, _INVERSE]
-        frame["recovered"] = shared[:, _INVERSE, _LARGE_RIGHT].sum(axis=1)
+        frame["flip_inv"] = other_counts[:, INVERSE]
+        frame["flip_norm"] = other_counts[:, NORMAL]
+        frame["acc_small"] = other_counts[:, SMALL_RIGHT].sum(axis=1)
+        frame["acc_large"] = other_counts[:, LARGE_RIGHT].sum(axis=1)
+        frame["base_acc_small"] = base_counts[:, SMALL_RIGHT].sum(axis=1)
+        frame["base_acc_large"] = base_counts[:, LARGE_RIGHT].sum(axis=1)
+        frame["base_flip_inv"] = base_counts[:, INVERSE]
+        frame["recovered"] = shared[:, INVERSE, LARGE_RIGHT].sum(axis=1)
         rows.append(frame)
     columns = [
         *CASE_KEY,

@@ -113,11 +113,6 @@ class IngestResult:
     counts: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
 
-    def problem_counts(self) -> pd.DataFrame:
-        """Number of problems per (kind, action)."""
-        return (self.problems.groupby(["kind", "action"], observed=True).size()
-                .rename("n").reset_index().sort_values(["action", "kind"], ignore_index=True))
-
 
 @dataclass
 class _Run:
