@@ -41,6 +41,10 @@ def compare_reference(
                     right_large=("correct_large", "sum"),
                 )
                 parts.append(stats.reset_index().assign(family=family, small=small, large=large))
+    columns = ["family", *GROUP_KEY, "small", "large", "n", "flip_inv", "flip_norm", "net",
+               "acc_small", "acc_large", "acc_delta", "p_value", "eligible", "case"]  # fmt: skip
+    if not parts:  # no pair of a family shares a question
+        return pd.DataFrame(columns=columns)
     frame = pd.concat(parts, ignore_index=True)
     frame["net"] = frame["flip_inv"] - frame["flip_norm"]
     frame["acc_small"] = 100.0 * frame["right_small"] / frame["n"]
@@ -50,6 +54,4 @@ def compare_reference(
     frame["p_value"] = binom.sf(frame["flip_inv"] - 1, discordant, 0.5)
     frame["eligible"] = frame["n"] >= min_n
     frame["case"] = frame["eligible"] & (frame["net"] >= min_net)
-    columns = ["family", *GROUP_KEY, "small", "large", "n", "flip_inv", "flip_norm", "net",
-               "acc_small", "acc_large", "acc_delta", "p_value", "eligible", "case"]  # fmt: skip
     return frame[columns]

@@ -172,6 +172,16 @@ def test_mcnemar_without_discordant_questions_is_one():
     assert mcnemar_greater(np.array([0, 0]), np.array([0, 3])).tolist() == [1.0, 1.0]
 
 
+def test_a_family_whose_models_share_no_question_has_no_comparisons():
+    """Hypothesis once drew this shape (2 models, 5 questions, 1 subtask): both implementations return nothing."""
+    table, models = random_table(np.random.default_rng(0), 2, 5, 1)
+    first, second = models["model"]
+    table = table[(table["model"] == first) == table["question_id"].isin(["q0", "q1", "q2"])]
+    assert set(table.loc[table["model"] == second, "question_id"]) <= {"q3", "q4"}
+    assert compare(table, models, min_n=1).empty
+    assert compare_reference(table, models, min_n=1).empty
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),

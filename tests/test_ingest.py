@@ -173,6 +173,15 @@ def test_record_response_wins_over_filtered_resps(tmp_path, registry, shape):
     assert result.table["response"].tolist() == ["The answer is (A)."] and result.problems.empty
 
 
+def test_filtered_resps_wins_over_resps_when_they_differ(tmp_path, registry):
+    """lmms-eval's filters turn `resps` into `filtered_resps`: the filtered text is what was scored."""
+    line = sample_line(make_record(), 0, drop_response=True)
+    line["filtered_resps"], line["resps"] = ["B"], [["The answer is (B) because the square is red."]]
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", [], extra_lines=[line])
+    result = ingest_logs([tmp_path], registry)
+    assert result.table["response"].tolist() == ["B"]
+
+
 def test_missing_response_without_resps_is_invalid(tmp_path, registry):
     line = sample_line(make_record(), 0, drop_response=True)
     del line["filtered_resps"]

@@ -256,10 +256,11 @@ def test_a_missing_key_variable_is_named_before_any_judge_calls(tmp_path, server
 def test_one_failing_judge_stops_the_others(tmp_path, server, keys, table, monkeypatch):
     monkeypatch.setenv("TEST_BAD_KEY", "sk-not-accepted")
     server.answer = lambda prompt: (time.sleep(0.02), "A")[1]  # slow enough for the failure to land mid-run
+    server.reject_after_answers = 2  # the bad key's 401 arrives after the healthy judge's second answer
     judges = [judge(server, "openai"), judge(server, "anthropic", api_key_env="TEST_BAD_KEY")]
     with pytest.raises(JudgeError, match=r"judge 'anthropic-judge': request failed \(401\)"):
         run_reeval(table, judges, tmp_path / "cache")
-    assert 0 < len(server.answered) < QUESTIONS  # the healthy judge stopped early
+    assert 2 <= len(server.answered) < QUESTIONS  # the healthy judge stopped early
     assert len(cache_lines(tmp_path / "cache", "openai-judge")) == len(server.answered)  # and kept its answers
 
 

@@ -21,7 +21,7 @@ from analysis_factory import (
     constructed_table,
     models_frame,
 )
-from postprocess.cases import net_bins
+from postprocess.cases import net_bins, restriction_summary
 from postprocess.pipeline import CASE_COLUMNS, UnusableInput, run_analysis
 from postprocess.tables import Table, to_latex, to_markdown
 
@@ -118,6 +118,17 @@ def test_restrictions_table(analysis):
     assert frame.loc["Active parameters ≥ 2×", "Cases"] == EXPECTED_RESTRICTED["twofold_active"]
     # Gamma's larger model wins all 40 Scene questions; Alpha's zig-zag gives Net -20 three times.
     assert frame.loc["All pairs", "Larger ahead"] == "4 (8.0%)"
+
+
+def test_larger_ahead_counts_net_exactly_minus_min_net():
+    """Both thresholds are inclusive: Net = -min_net is "larger ahead" as Net = min_net is a case."""
+    nets = [-6, -5, -4, 4, 5]
+    comparisons = pd.DataFrame({
+        "net": nets, "eligible": True, "case": [n >= 5 for n in nets], "group": range(len(nets)), "family_index": 0,
+        "bh_larger_all": False, **{flag: True for flag in ("twofold_total", "twofold_active", "dense",
+                                                          "same_encoder_tier", "adjacent", "extreme")}})
+    summary = restriction_summary(comparisons, min_net=5).set_index("restriction")
+    assert summary.loc["all", "larger_ahead"] == 2 and summary.loc["all", "cases"] == 1
 
 
 def test_cot_control(analysis):
