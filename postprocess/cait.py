@@ -94,20 +94,15 @@ def cait_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def cait_models_frame(registry) -> pd.DataFrame:
-    """The CAIT paper's models (registry.cait_frame()) as a models frame: model key, name, params, group,
-    size_class. The key is the 19-model registry key when the model is one of them (registry_key), else
-    "<name>-<params>" (e.g. "Qwen2.5-VL-Instruct-7B"), else the name (proprietary models)."""
+    """The CAIT paper's models (registry.cait_frame()) as a models frame: model key (CaitModel.key), name,
+    params, group, size_class."""
     cait = registry.cait_frame()
-    rows = []
-    for entry in cait.to_dict("records"):
-        params = None if pd.isna(entry["params"]) else entry["params"]
-        key = entry["registry_key"] if not pd.isna(entry["registry_key"]) else (
-            f"{entry['name']}-{params}" if params else entry["name"])
-        total = entry["total_params"]
-        size_class = None if pd.isna(total) else ("~3B" if total < SMALL_MODEL_MAX_PARAMS else "~10B")
-        rows.append({"model": key, "name": entry["name"], "params": params,
-                     "group": REGISTRY_GROUPS[entry["group"]], "size_class": size_class})
-    return pd.DataFrame(rows, columns=["model", "name", "params", "group", "size_class"])
+    size_class = [None if pd.isna(total) else ("~3B" if total < SMALL_MODEL_MAX_PARAMS else "~10B")
+                  for total in cait["total_params"]]
+    return pd.DataFrame({"model": cait["key"], "name": cait["name"],
+                         "params": [None if pd.isna(p) else p for p in cait["params"]],
+                         "group": cait["group"].map(REGISTRY_GROUPS), "size_class": size_class},
+                        columns=["model", "name", "params", "group", "size_class"])
 
 
 def ordered_models(models: pd.DataFrame, present: Iterable[str]) -> pd.DataFrame:
