@@ -33,25 +33,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmms_eval_tasks.benchmarks import BENCHMARKS
 from lmms_eval_tasks.catalog import GROUPS, TASKS
 from lmms_eval_tasks.variants import VARIANTS
 from model_configs import LaunchSpec, Registry
 
 from .runner import lmms_eval_command
 
-# Table 1 of the inverse-scaling paper (N per split); CAIT: 400 images, one question each (CAIT paper, 3.2).
-PAPER_QUESTIONS: dict[str, int] = {
-    "invscale_mmtbench_val": 3127,
-    "invscale_mmmu_dev_val": 1050,
-    "invscale_mmmu_test": 10500,
-    "invscale_scienceqa_img_test": 2017,
-    "invscale_mme_test": 2374,
-    "invscale_ai2d_test": 3088,
-    "invscale_mathvista_testmini": 1000,
-    "blink_val": 1901,
-    "invscale_mmbench_dev_en": 4329,
-    "cait": 400,
-}
+# Questions per base task: the paper's N (benchmarks.py: inverse-scaling Table 1; CAIT: 400 images).
+PAPER_QUESTIONS: dict[str, int] = {spec.task: spec.paper_n for spec in BENCHMARKS}
 
 FIXED_GPU_SECONDS = 0.3               # image decoding, vision encoder, prompt prefill of a small model
 GPU_SECONDS_PER_BILLION_ACTIVE = 0.1  # HF generate, batch 1, one H100, an answer of a few tokens

@@ -1,6 +1,6 @@
-"""python -m lmms_eval_tasks {export,install,uninstall,fixtures,list,cait-validate,cait-prepare}.
+"""python -m lmms_eval_tasks {export,install,uninstall,fixtures,list,generate,cait-validate,cait-prepare}.
 
-export/install/uninstall: see install.py; cait-*: see cait.py."""
+export/install/uninstall: see install.py; generate: see generate.py; cait-*: see cait.py."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     fixtures = commands.add_parser("fixtures", help="write the bundled fixture datasets and a task folder reading them")
     fixtures.add_argument("destination", type=Path)
     commands.add_parser("list", help="list the tasks and groups")
+    commands.add_parser("generate", help="rewrite the task YAMLs and task_hooks.py from benchmarks.py (developers)")
     validate = commands.add_parser("cait-validate", help="check a CAIT folder (cait.jsonl or cait.parquet + images)")
     validate.add_argument("folder", type=Path)
     prepare = commands.add_parser("cait-prepare", help="validate a CAIT folder and write it for --data cait=OUT")
@@ -46,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
 
             data = write_fixtures(args.destination / "data")
             print(export_tasks(args.destination / "tasks", data))
+        elif args.command == "generate":
+            from .generate import write
+
+            print(f"wrote {len(write())} files")
         elif args.command == "cait-validate":
             print(f"{len(cait.read_folder(args.folder))} valid CAIT records in {args.folder}")
         elif args.command == "cait-prepare":

@@ -63,12 +63,14 @@ def validate_cait_record(record: dict, where: str) -> None:
         raise DocError(f"{where}: fields 'common_text' and 'uncommon_text' are the same sentence")
 
 
-def cait(row: dict, position: int, split: str) -> Question:
+def cait(row: dict, position: int, spec) -> Question:
+    """The adapter named by CAIT's BenchmarkSpec (benchmarks.py)."""
     where = f"CAIT record {position} (id {row.get('id')!r})"
     validate_cait_record({**row, "image": row.get("image", True)}, where)  # images are checked when read
     return Question(
-        benchmark="CAIT", split=split, subtask=row["category"], question_id=row["id"], kind=MCQ, text="",
-        image_fields=["image"], options=[row["uncommon_text"], row["common_text"]], gold="A", prompt_style="cait",
+        benchmark=spec.name, split=spec.split, subtask=row[spec.subtask_field], question_id=row["id"], kind=MCQ,
+        text="", image_fields=list(spec.image_columns), options=[row["uncommon_text"], row["common_text"]], gold="A",
+        prompt_style=spec.prompt_style,
         details={key: row[key] for key in ("characteristic", "verb", "style", "gt_prompt", "common_text", "uncommon_text")},
     )
 

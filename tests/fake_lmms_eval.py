@@ -46,7 +46,7 @@ def main() -> int:
         write_results_json(folder / f"{timestamp}_results.json", model_path, tasks, model=args.model)
         return 0
     for task in tasks:
-        benchmark, split = TASKS[task].benchmark_key.split(":")
+        benchmark, split = TASKS[task].spec.name, TASKS[task].spec.split
         records = make_records([True] * SAMPLES_PER_TASK, question_prefix=f"{task}-", benchmark=benchmark,
                                split=split, variant=TASKS[task].variant)
         write_run(args.output_path, model_path, task, records, timestamp=timestamp, lmms_eval_model=args.model,

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from lmms_eval_tasks import cait
-from lmms_eval_tasks.adapters import BENCHMARKS
+from lmms_eval_tasks.benchmarks import BY_KEY, BY_TASK
 from lmms_eval_tasks.metrics import macro_f1
 from lmms_eval_tasks.question import DocError
 from lmms_eval_tasks.variants import VARIANTS, apply_variant
@@ -51,8 +51,8 @@ def test_folder_errors_name_the_file_line_and_field(tmp_path):
 
 def test_right_answer_positions_are_balanced_and_deterministic():
     rows = [record(id=f"scene_{i}") for i in range(11)]
-    first = [cait.cait(r, i, "test") for i, r in enumerate(rows)]
-    again = [cait.cait(r, i, "test") for i, r in enumerate(reversed(rows))]
+    first = [cait.cait(r, i, BY_KEY["CAIT:test"]) for i, r in enumerate(rows)]
+    again = [cait.cait(r, i, BY_KEY["CAIT:test"]) for i, r in enumerate(reversed(rows))]
     cait.balance_answer_positions(first)
     cait.balance_answer_positions(again)
     assert sorted(q.gold for q in first).count("A") in (5, 6)
@@ -62,13 +62,13 @@ def test_right_answer_positions_are_balanced_and_deterministic():
 
 
 def test_swap_presents_the_other_order():
-    q = cait.cait(record(), 0, "test")
+    q = cait.cait(record(), 0, BY_KEY["CAIT:test"])
     swapped = apply_variant(q, VARIANTS["swap"])
     assert swapped.options == list(reversed(q.options)) and swapped.gold == "B"
 
 
 def test_cait_is_registered_with_its_balancing_step():
-    assert BENCHMARKS["CAIT:test"].finalize is cait.balance_answer_positions
+    assert BY_TASK["cait"].finalize == cait.balance_answer_positions.__name__
 
 
 def test_always_a_model_on_balanced_data():

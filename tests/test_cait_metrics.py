@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from logfactory import write_run
 
+from lmms_eval_tasks.benchmarks import BY_KEY
 from lmms_eval_tasks import cait
 from lmms_eval_tasks.question import Question
 from lmms_eval_tasks.scoring import Outcome, per_question_record, score
@@ -42,7 +43,7 @@ def scene_questions() -> list[Question]:
         row = {"id": f"cait_{i:03d}", "category": category, "characteristic": characteristic, "verb": verb,
                "common_text": common, "uncommon_text": uncommon, "style": style,
                "gt_prompt": f"A detailed {style} picture: {uncommon}"}
-        questions.append(cait.cait(row, i, "test"))
+        questions.append(cait.cait(row, i, BY_KEY["CAIT:test"]))
     cait.balance_answer_positions(questions)
     return questions
 

@@ -1,13 +1,15 @@
 """Task names, the YAML folder, and the drop-in install into lmms-eval's own task folder."""
 
+import importlib
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
 
 from launch.runner import lmms_eval_command, run_lmms_eval
-from lmms_eval_tasks import install
+from lmms_eval_tasks import generate, install
 from lmms_eval_tasks.catalog import GROUPS, TASKS
 from lmms_eval_tasks.install import INSTALLED_FOLDER, TASKS_DIR, OverrideError, dataset_block, export_tasks
 
@@ -44,9 +46,28 @@ def test_the_yaml_folder_holds_exactly_the_catalog():
     assert set(tasks) == set(TASKS) and set(groups) == set(GROUPS)
     for name, spec in tasks.items():
         assert spec["task"] == name
-        assert spec["process_docs"] == f"!function lmms_eval_tasks.hooks.docs_{name}"
+        assert spec["process_docs"] == f"!function lmms_eval_tasks.task_hooks.docs_{name}"
     for name, spec in groups.items():
         assert spec["task"] == GROUPS[name]
+
+
+def test_the_checked_in_yamls_and_hooks_are_the_generated_ones():
+    """Edit lmms_eval_tasks/benchmarks.py and run `python -m lmms_eval_tasks generate`, never the YAMLs."""
+    for path, text in generate.generated_files().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path} differs from its generated text"
+    assert generate.stale_files() == []
+
+
+def test_every_hook_a_yaml_names_is_defined_by_that_name_in_the_source():
+    named = set()
+    for path in TASKS_DIR.glob("*.yaml"):
+        named |= set(re.findall(r"!function ([\w.]+)", path.read_text()))
+    assert len(named) > len(TASKS)
+    for reference in named:
+        module_name, _, function = reference.rpartition(".")
+        module = importlib.import_module(module_name)
+        assert re.search(rf"^def {function}\(", Path(module.__file__).read_text(), re.MULTILINE), reference
+        assert callable(getattr(module, function)), reference
 
 
 def test_generation_settings_are_the_papers():
