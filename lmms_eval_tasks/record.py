@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .benchmarks import BENCHMARK_NAMES as BENCHMARKS
-from .benchmarks import SPLIT_NAMES as SPLITS
+from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
+
+BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
+SPLITS = SPLIT_NAMES
 MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
 
 # field -> allowed python types (None means JSON null is allowed)
