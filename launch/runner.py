@@ -6,13 +6,14 @@ one non-empty samples JSONL per task under the model's output folder.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, read_results, samples_files_of
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -47,13 +48,13 @@ def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Pat
 
 def find_outputs(output: Path, tasks: list[str], since: float = 0.0) -> tuple[Path | None, dict[str, Path]]:
     """The newest results.json under output written after `since`, and the samples files of its run."""
-    results = sorted((p for p in output.rglob("*_results.json") if p.stat().st_mtime >= since), key=lambda p: p.stat().st_mtime)
+    results = sorted((p for p in output.rglob(f"*{RESULTS_SUFFIX}") if p.stat().st_mtime >= since),
+                     key=lambda p: p.stat().st_mtime)
     if not results:
         return None, {}
     newest = results[-1]
-    prefix = newest.name[: -len("_results.json")]
-    samples = {task: newest.parent / f"{prefix}_samples_{task}.jsonl" for task in tasks}
-    return newest, {task: path for task, path in samples.items() if path.exists() and path.stat().st_size > 0}
+    samples = samples_files_of(newest)
+    return newest, {task: samples[task] for task in tasks if task in samples and samples[task].stat().st_size > 0}
 
 
 def run_lmms_eval(command: list[str], output: Path, tasks: list[str], log: Path, env: dict | None = None) -> RunOutput:
@@ -88,15 +89,14 @@ def incomplete_reason(output: Path, tasks: list[str]) -> str | None:
     missing = [task for task in tasks if task not in samples]
     if missing:
         return f"no samples file (or an empty one) for {', '.join(missing)} beside {results}"
-    try:
-        expected = json.loads(results.read_text()).get("n-samples", {})
-    except (OSError, json.JSONDecodeError) as err:
-        return f"unreadable {results}: {err}"
+    facts = read_results(results)
+    if facts.problem:
+        return f"unreadable {results}: {facts.problem}"
     for task, path in samples.items():
         data = path.read_bytes()
         if not data.endswith(b"\n"):
             return f"{path} ends in a cut-off line"
-        effective = expected.get(task, {}).get("effective")
+        effective = facts.effective.get(task)
         lines = sum(1 for line in data.splitlines() if line.strip())
         if effective is not None and lines != effective:
             return f"{path} has {lines} lines, results.json n-samples says {effective}"
@@ -105,4 +105,4 @@ def incomplete_reason(output: Path, tasks: list[str]) -> str | None:
 
 def lmms_eval_outputs(output: Path) -> list[Path]:
     """The results.json and samples files anywhere under `output`."""
-    return sorted({*output.rglob("*_results.json"), *output.rglob("*_samples_*.jsonl")})
+    return sorted({*output.rglob(f"*{RESULTS_SUFFIX}"), *output.rglob(f"*{SAMPLES_MARKER}*.jsonl")})

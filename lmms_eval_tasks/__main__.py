@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             removed = uninstall()
             print(f"removed {removed}" if removed else "nothing installed")
         elif args.command == "fixtures":
-            from .fixtures import write_fixtures
+            from invscale_demo.fixtures import write_fixtures
 
             data = write_fixtures(args.destination / "data")
             print(export_tasks(args.destination / "tasks", data))

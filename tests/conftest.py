@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from launch.tiny_models import ensure_model
-from lmms_eval_tasks.fixtures import write_fixtures
+from invscale_demo.fixtures import write_fixtures
+from invscale_demo.tiny_models import ensure_model
 from lmms_eval_tasks.install import export_tasks
 
 # Property tests draw the same examples every run and keep no example database: a failure is reproducible

@@ -4,7 +4,8 @@ import datasets
 import pytest
 
 from lmms_eval_tasks.benchmarks import BY_KEY
-from lmms_eval_tasks import adapters, fixtures
+from invscale_demo import fixtures
+from lmms_eval_tasks import adapters
 from lmms_eval_tasks.catalog import TASKS
 from lmms_eval_tasks.hooks import (
     PROMPT_COLUMN,

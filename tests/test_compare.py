@@ -1,5 +1,5 @@
 """The pairwise flip analysis against flips known by construction and an independent pandas
-implementation (benchmarks/reference.py)."""
+implementation (perf/reference.py)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,21 @@ from analysis_factory import (
     models_frame,
     random_table,
 )
-from postprocess.compare import build_outcomes, compare, family_pairs, mcnemar_greater
+from postprocess.inverse_scaling.compare import build_outcomes, family_pairs, mcnemar_greater
+from postprocess.inverse_scaling.compare import compare as compare_table
+from postprocess.inverse_scaling.parameters import Parameters
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perf"))
 from reference import compare_reference  # noqa: E402
 
 KEY = ["family", "benchmark", "split", "subtask", "small", "large"]
+PAPER = Parameters()
+
+
+def compare(table: pd.DataFrame, models: pd.DataFrame, **thresholds) -> pd.DataFrame:
+    """The comparison at the paper's thresholds unless overridden."""
+    return compare_table(table, models, **{"variant": PAPER.variant, "min_n": PAPER.min_n, "min_net": PAPER.min_net,
+                                          **thresholds})
 
 
 def expected_from_blocks() -> pd.DataFrame:

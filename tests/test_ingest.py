@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from logfactory import make_record, make_records, sample_line, tiny_family_registry_dict, write_run
 
 from model_configs import Registry, load_registry
-from postprocess import cache, ingest
-from postprocess.ingest import PROBLEM_COLUMNS, RUNS_COLUMNS, TABLE_COLUMNS, UnresolvedModelError, ingest_logs
-from postprocess.quality import quality_summary
+from postprocess.logs import cache, ingest
+from postprocess.logs.ingest import PROBLEM_COLUMNS, RUNS_COLUMNS, TABLE_COLUMNS, UnresolvedModelError, ingest_logs
+from postprocess.logs.quality import quality_summary
 
 QWEN_2B, QWEN_8B = "Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-VL-8B-Instruct"
 

@@ -22,7 +22,7 @@ from launch.plan import PAPER_QUESTIONS, read_manifest
 from launch.slurm import REPO_ROOT
 from lmms_eval_tasks.catalog import BASE_TASKS
 from model_configs import BACKENDS, DEFAULT_REGISTRY_PATH, Registry, RegistryError, load_registry
-from postprocess.ingest import ingest_logs
+from postprocess.logs.ingest import ingest_logs
 
 GOLDEN = Path(__file__).with_name("golden_launch")
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"

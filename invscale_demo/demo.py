@@ -1,6 +1,6 @@
 """The embedded default: the whole pipeline on a laptop, offline, in minutes.
 
-  python -m launch.demo [--out runs/demo] [--fresh]
+  python -m invscale_demo [--out runs/demo] [--fresh]
 
 1. writes the bundled fixtures (the nine benchmark splits at demo scale, and a CAIT folder) and a
    task folder reading them;
@@ -12,7 +12,7 @@
 4. runs `postprocess report` over the logs and prints where the report is.
 
 The tiny models answer one token (their answers are chance-level by construction; see
-launch/tiny_models.py), so the cases the report finds are chance and position-bias flips: the point is
+invscale_demo/tiny_models.py), so the cases the report finds are chance and position-bias flips: the point is
 the pipeline, not the findings. Fixtures are small, so the report uses --min-n 10 instead of 20.
 """
 
@@ -29,10 +29,10 @@ from pathlib import Path
 import yaml
 
 from lmms_eval_tasks.catalog import GROUPS, TASKS
-from lmms_eval_tasks.fixtures import write_fixtures
+from launch.runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
 from lmms_eval_tasks.install import export_tasks
 
-from .runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
+from .fixtures import write_fixtures
 from .tiny_models import ensure_model
 
 # family -> (lmms-eval model, [(size label, tiny size, seed)]). lmms-eval's qwen3_vl wrapper loads the MoE

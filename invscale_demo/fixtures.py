@@ -21,7 +21,7 @@ from datasets import Features, Image, List, Value
 from PIL import Image as PILImage
 from PIL import ImageDraw
 
-from . import cait
+from lmms_eval_tasks import cait
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 170, 30), "blue": (30, 30, 220), "yellow": (230, 210, 20)}
 
@@ -242,5 +242,41 @@ def write_fixtures(root: Path, scale: int = 1) -> dict[str, str]:
     datasets.DatasetDict({"val": _dataset(*blink_rows(6 * scale))}).save_to_disk(str(blink_path))
     data["blink_val"] = str(blink_path)
 
-    data["cait"] = str(cait.prepare(cait.write_fixture(root / "cait_folder"), root / "cait"))
+    data["cait"] = str(cait.prepare(write_cait_fixture(root / "cait_folder"), root / "cait"))
     return data
+
+
+FIXTURE_SCENES = [  # (category, characteristic, verb, common, uncommon, style)
+    ("Human-Human", "Inversion of institutional power", "scold", "A teacher scolds a student.",
+     "A student scolds a teacher.", "realistic"),
+    ("Human-Human", "Reversal of caretaking duties across generations", "feed", "A mother feeds her baby.",
+     "A baby feeds its mother.", "cartoon"),
+    ("Human-Animal", "Animals replacing humans as dominant figures", "walk", "A man walks a dog on a leash.",
+     "A dog walks a man on a leash.", "realistic"),
+    ("Human-Animal", "Animals providing domestic care to humans", "bathe", "A woman bathes a cat.",
+     "A cat bathes a woman.", "cartoon"),
+    ("Animal-Animal", "Transposition of traditional predator and prey roles", "chase", "A tiger chases a rabbit.",
+     "A rabbit chases a tiger.", "realistic"),
+    ("Animal-Animal", "Transposition of traditional predator and prey roles", "eat", "A cat eats a mouse.",
+     "A mouse eats a cat.", "cartoon"),
+    ("Bio-StillLife", "Inanimate objects gaining autonomy", "cut", "A man cuts a carrot with a knife.",
+     "A carrot cuts a man with a knife.", "cartoon"),
+    ("Bio-StillLife", "Inanimate objects gaining autonomy", "read", "A girl reads a book.", "A book reads a girl.",
+     "realistic"),
+]
+
+
+def write_cait_fixture(folder: Path) -> Path:
+    """A small CAIT-format folder (lmms_eval_tasks/cait.py): drawn scenes, cait.jsonl, images/."""
+    folder = Path(folder)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, (category, characteristic, verb, common, uncommon, style) in enumerate(FIXTURE_SCENES):
+        image_path = f"images/scene_{i:03d}.png"
+        drawn_image(i, size=96).save(folder / image_path)
+        lines.append(json.dumps({"id": f"cait_{i:03d}", "image": image_path, "category": category,
+                                 "characteristic": characteristic, "verb": verb, "common_text": common,
+                                 "uncommon_text": uncommon, "gt_prompt": f"A detailed {style} picture: {uncommon}",
+                                 "style": style}))
+    (folder / "cait.jsonl").write_text("\n".join(lines) + "\n")
+    return folder

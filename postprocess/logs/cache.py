@@ -5,8 +5,8 @@
 exists, else ingests and stores it. The fingerprint is a SHA-256 over:
 - every `*_results.json` and `*_samples_*.jsonl` under `dirs`: resolved path, size, mtime (ns);
 - the registry after overrides (models, families, override map) and the `strict` flag;
-- the source of postprocess/ingest.py, lmms_eval_tasks/record.py and model_configs/__init__.py (the
-  ingestion, validation and model-matching rules).
+- the source of postprocess/logs/ingest.py and runs.py, lmms_eval_tasks/record.py and
+  model_configs/registry.py (the ingestion, validation and model-matching rules).
 Any change to these makes a new entry; old entries are left in place (delete the folder to reclaim
 space). Entries are written to a temporary folder and renamed into place, so a killed run never
 leaves a half-written entry behind. Cached frames keep their dtypes (categoricals, nullable booleans).
@@ -25,11 +25,11 @@ from pathlib import Path
 import pandas as pd
 
 import lmms_eval_tasks.record
-import model_configs
+import model_configs.registry
 from model_configs import Registry
-from postprocess import ingest
+from postprocess.logs import ingest, runs
 
-_FRAMES = ("table", "runs", "problems")
+_FRAMES = ("table", "runs", "problems", "run_tasks")
 
 
 def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_overrides: dict[str, str] | None = None,
@@ -42,14 +42,14 @@ def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_over
     for root in map(Path, dirs):
         if not root.is_dir():
             raise FileNotFoundError(f"log folder {root} does not exist")
-        for pattern in (f"*{ingest.RESULTS_SUFFIX}", f"*{ingest.SAMPLES_MARKER}*.jsonl"):
+        for pattern in (f"*{runs.RESULTS_SUFFIX}", f"*{runs.SAMPLES_MARKER}*.jsonl"):
             files.update(p.resolve() for p in root.rglob(pattern) if p.is_file())
     for path in sorted(files):
         stat = path.stat()
         digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     digest.update(registry.fingerprint().encode())
     digest.update(f"strict={strict}".encode())
-    for module in (ingest, lmms_eval_tasks.record, model_configs):
+    for module in (ingest, runs, lmms_eval_tasks.record, model_configs.registry):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 

@@ -1,7 +1,7 @@
 """A straightforward pandas implementation of the pairwise comparison, kept out of the package.
 
 Per within-family pair it selects both models' rows, merges them on the question key and aggregates
-per subtask. It is the baseline the benchmark times `postprocess.compare` against, and the tests use
+per subtask. It is the baseline the benchmark times `postprocess.inverse_scaling.compare` against, and the tests use
 it as an independent implementation to check agreement.
 """
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from postprocess.labels import dataset_label
-from postprocess.tables import Table, to_html, to_markdown
+from postprocess.render.labels import dataset_label, multi_split_benchmarks
+from postprocess.render.tables import Table, to_html, to_markdown
 
 if TYPE_CHECKING:
-    from postprocess.pipeline import Analysis
+    from postprocess.inverse_scaling.analysis import Analysis
 
 # Theme -> table names (prefixes), in reading order. Long tables are folded in HTML and linked in Markdown.
 SECTIONS: list[tuple[str, list[str]]] = [
@@ -72,6 +72,11 @@ class Block:
     folded: bool = False
 
 
+def _percent(value: float | None) -> str:
+    """A summary share for prose: "12.5%", or "–" when there was nothing to take a share of."""
+    return "–" if value is None else f"{value:.1f}%"
+
+
 def _headline(summary: dict) -> list[str]:
     parameters = summary["parameters"]
     lines = [
@@ -79,7 +84,7 @@ def _headline(summary: dict) -> list[str]:
         f"{summary['rows']:,} per-question rows (variants: {', '.join(summary['variants'])}); "
         f"analysis variant `{parameters['variant']}`, n ≥ {parameters['min_n']}, Net ≥ {parameters['min_net']}.",
         f"**{summary['cases']}** pairwise inverse-scaling cases out of {summary['eligible_comparisons']:,} eligible "
-        f"comparisons ({summary['case_rate_percent']:.1f}%), spanning {summary['subtask_dataset_pairs']} "
+        f"comparisons ({_percent(summary['case_rate_percent'])}), spanning {summary['subtask_dataset_pairs']} "
         f"subtask–dataset pairs and {summary['family_subtask_pairs']} family–subtask pairs.",
         f"Significance (one-sided exact McNemar): {summary['significant_uncorrected']} cases with "
         f"p < {parameters['alpha']:g}; after Benjamini–Hochberg at FDR {parameters['fdr']:g}: "
@@ -91,11 +96,11 @@ def _headline(summary: dict) -> list[str]:
         f"twofold total parameters: {summary['twofold_total_cases']}; twofold active parameters: "
         f"{summary['twofold_active_cases']}; adjacent sizes: {summary['adjacent_cases']}; same encoder tier: "
         f"{summary['same_encoder_tier_cases']} ({summary['same_encoder_tier_replicated']} replicated).",
-        f"The larger model is ahead in {summary['larger_ahead_share_percent']:.1f}% of eligible comparisons and by "
+        f"The larger model is ahead in {_percent(summary['larger_ahead_share_percent'])} of eligible comparisons and by "
         f"Net ≤ −{parameters['min_net']} in {summary['larger_ahead_by_min_net']:,} "
         f"({summary['larger_ahead_significant_bh']:,} BH-significant under the mirrored test).",
         f"{summary['nonmonotonic_family_subtasks']} of {summary['family_subtask_pairs']} family–subtask pairs with "
-        f"cases ({summary['nonmonotonic_share_percent']:.1f}%) have non-monotonic accuracy curves; smallest vs. "
+        f"cases ({_percent(summary['nonmonotonic_share_percent'])}) have non-monotonic accuracy curves; smallest vs. "
         f"largest model: {summary['smallest_vs_largest_cases']} cases in {summary['smallest_vs_largest_comparisons']} "
         "comparisons (families with more than two models).",
     ]
@@ -105,7 +110,7 @@ def _headline(summary: dict) -> list[str]:
             f"Chain-of-thought control ({cot['cases_covered']} cases): {cot['persist']} persist, {cot['dissolve']} "
             f"dissolve, {cot['reverse']} reverse; median Net {cot['median_net_direct']:+g} → "
             f"{cot['median_net_cot']:+g}; "
-            f"the larger model recovers {cot['recovery_percent']:.1f}% of the questions it lost."
+            f"the larger model recovers {_percent(cot['recovery_percent'])} of the questions it lost."
         )
     if "option_order" in summary:
         order = summary["option_order"]
@@ -128,17 +133,18 @@ def _tables_for(prefix: str, tables: dict[str, Table]) -> list[Table]:
     return [t for name, t in tables.items() if name == prefix or (prefix.endswith("_") and name.startswith(prefix))]
 
 
-def build_blocks(analysis: Analysis | None, figures: list[Path], quality: dict[str, pd.DataFrame] | None,
-                 extra_sections: list[tuple[str, list[Table]]] = ()) -> list[Block]:
+def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: list[Path],
+                 quality: dict[str, pd.DataFrame] | None, extra_sections: list[tuple[str, list[Table]]] = ()
+                 ) -> list[Block]:
     """The report top-down; `analysis` is None for logs that hold only CAIT runs (extra sections only)."""
     blocks = []
     if analysis is not None:
         blocks += [Block("heading", "Headline numbers"), Block("bullets", _headline(analysis.summary))]
-        replicated = _replicated_bullets(analysis.summary, analysis.multi_split)
+        replicated = _replicated_bullets(analysis.summary, multi_split_benchmarks(analysis.comparisons))
         if replicated:
             blocks += [Block("text", "Replicated subtasks (≥3 families):"), Block("bullets", replicated)]
         for heading, names in SECTIONS:
-            section = [t for name in names for t in _tables_for(name, analysis.tables)]
+            section = [t for name in names for t in _tables_for(name, tables)]
             if section:
                 blocks.append(Block("heading", heading))
                 blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in section]
@@ -235,13 +241,14 @@ def render_html(blocks: list[Block]) -> str:
 
 def write_report(
     analysis: Analysis | None,
+    tables: dict[str, Table],
     out_dir: Path,
     figures: list[Path],
-    quality: dict[str, pd.DataFrame] | None = None,
-    extra_sections: list[tuple[str, list[Table]]] = (),
+    quality: dict[str, pd.DataFrame] | None,
+    extra_sections: list[tuple[str, list[Table]]],
 ) -> dict[str, Path]:
     """Write report.md and report.html under `out_dir`; return their paths."""
-    blocks = build_blocks(analysis, figures, quality, extra_sections)
+    blocks = build_blocks(analysis, tables, figures, quality, extra_sections)
     paths = {"report_md": out_dir / "report.md", "report_html": out_dir / "report.html"}
     paths["report_md"].write_text(render_markdown(blocks, out_dir), encoding="utf-8")
     paths["report_html"].write_text(render_html(blocks), encoding="utf-8")

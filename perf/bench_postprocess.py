@@ -1,14 +1,14 @@
 """Benchmark of the postprocess pipeline at paper scale (1x) and 10x.
 
-    .venv/bin/python benchmarks/bench_postprocess.py [--scales 1 10] [--workdir DIR] [--keep]
+    .venv/bin/python perf/bench_postprocess.py [--scales 1 10] [--workdir DIR] [--keep]
 
 Per scale it writes synthetic lmms-eval logs (19 registry models x 9 splits, 29,386 questions per
 model at 1x: 558,334 records; `synthetic.py`), then, each in a fresh subprocess so that peak memory
 (max RSS, the process and its children) belongs to one step:
-  ingest    postprocess.ingest.ingest_logs on the JSONL (records/s), then the Parquet cache write;
-  analysis  Parquet read of the analysis columns, postprocess.pipeline.run_analysis (every table and
+  ingest    postprocess.logs.ingest.ingest_logs on the JSONL (records/s), then the Parquet cache write;
+  analysis  Parquet read of the analysis columns, postprocess.inverse_scaling.analysis.run_analysis (every table and
             the summary), the compare stage alone, and the per-pair pandas merge reference
-            (benchmarks/reference.py) on the same table, for the speedup.
+            (perf/reference.py) on the same table, for the speedup.
 Prints a Markdown table. Targets: analysis < 2 s at 1x and >= 5x faster than the reference;
 ingestion >= 100k records/s; 10x under 4 GiB peak.
 """
@@ -77,7 +77,7 @@ def write_logs(scale: int, root: Path) -> int:
 INGEST_STEP = """
 import json, resource, sys, time
 from model_configs import load_registry
-from postprocess.ingest import ingest_logs
+from postprocess.logs.ingest import ingest_logs
 logs, cache = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
 result = ingest_logs([logs], load_registry(), progress=False)
@@ -95,8 +95,11 @@ import json, resource, sys, tempfile, time
 sys.path.insert(0, sys.argv[3])
 import pandas as pd
 from model_configs import load_registry
-from postprocess.compare import build_outcomes, compare_pairs, family_order_models, family_pairs
-from postprocess.pipeline import ANALYSIS_COLUMNS, run_analysis, write_outputs
+from postprocess.inverse_scaling.analysis import ANALYSIS_COLUMNS, run_analysis
+from postprocess.inverse_scaling.compare import build_outcomes, compare_pairs, family_order_models, family_pairs
+from postprocess.inverse_scaling.parameters import Parameters
+from postprocess.render.outputs import write_outputs
+from postprocess.render.paper_tables import inverse_scaling_tables
 from reference import compare_reference
 cache, with_reference, repeats = sys.argv[1], sys.argv[2] == "1", int(sys.argv[4])
 
@@ -110,17 +113,24 @@ def best_of(step):
 
 def compare_stage():
     ordered = family_order_models(models)
-    return compare_pairs(build_outcomes(table, list(ordered["model"])), family_pairs(ordered))
+    return compare_pairs(build_outcomes(table, list(ordered["model"])), family_pairs(ordered), variant=params.variant,
+                         min_n=params.min_n, min_net=params.min_net)
 
 models = load_registry().models_frame()
+params = Parameters()
 start = time.perf_counter()
 table = pd.read_parquet(cache, columns=ANALYSIS_COLUMNS)
 read_s = time.perf_counter() - start
-analysis_s, analysis_first_s, analysis = best_of(lambda: run_analysis(table, models))
+def analysis_and_tables():
+    analysis = run_analysis(table, models, params)
+    inverse_scaling_tables(analysis)
+    return analysis
+
+analysis_s, analysis_first_s, analysis = best_of(analysis_and_tables)
 compare_s, _, comparisons = best_of(compare_stage)
 with tempfile.TemporaryDirectory() as out_dir:
     start = time.perf_counter()
-    write_outputs(analysis, out_dir)
+    write_outputs(analysis, out_dir, quality=None)
     write_s = time.perf_counter() - start
 out = {"read_s": read_s, "analysis_s": analysis_s, "analysis_first_s": analysis_first_s, "compare_s": compare_s,
        "write_outputs_s": write_s,
@@ -197,7 +207,7 @@ def main() -> None:
         "\nrecords_per_s: ingest_logs on JSONL; analysis_s: run_analysis (all tables + summary) from the "
         "Parquet table, best of --repeats (analysis_first_s: the first run); compare_s: the compare stage "
         "alone; write_outputs_s: every file (tables, figures, reports); reference_s: per-pair pandas merge "
-        "(benchmarks/reference.py) of the compare stage; "
+        "(perf/reference.py) of the compare stage; "
         "speedups: reference_s over compare_s and over analysis_s; peaks: max RSS in MiB of the step's "
         "process (and its children), the analysis peak taken before the reference runs."
     )

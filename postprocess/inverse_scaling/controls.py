@@ -1,5 +1,5 @@
 """Variant controls of the direct-mode cases: chain-of-thought (Appendix L, Tables 45-46) and
-option order (Appendix J, Table 43).
+option order (Appendix J, Table 43), as frames of numbers (their layout: render/paper_tables.py).
 
 For each case, both models are re-scored under another prompt variant on the questions that both
 answered with known gold under the base variant AND under the other variant; Net is recomputed
@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.cases import CASE_KEY, sort_cases
-from postprocess.compare import BOTH_KNOWN, INVERSE, LARGE_RIGHT, NORMAL, SMALL_RIGHT, Outcomes, mcnemar_greater
-from postprocess.labels import dataset_labels
-from postprocess.stats import benjamini_hochberg
-from postprocess.tables import Table
+from postprocess.inverse_scaling.cases import CASE_KEY, sort_cases
+from postprocess.inverse_scaling.compare import (BOTH_KNOWN, INVERSE, LARGE_RIGHT, NORMAL, SMALL_RIGHT, Outcomes,
+                                                 mcnemar_greater)
+from postprocess.inverse_scaling.stats import benjamini_hochberg
 
 # Joint (small, large) outcome codes are compare.py's: 3 * state(small) + state(large).
 _KNOWN = np.isin(np.arange(9), BOTH_KNOWN)
@@ -95,93 +94,36 @@ def cot_outcomes(control: pd.DataFrame, cases: pd.DataFrame, *, min_net: int, fd
     return frame
 
 
-def _signed(value: float) -> str:
-    return f"{value:+g}" if value else "0"
+def cot_summary(cot: pd.DataFrame, by: list[str], order: list | None = None) -> pd.DataFrame:
+    """Tables 45/46's numbers per group of `by` (e.g. ["family"], ["benchmark", "split"]), in `order` (keys of
+    `by`; default first-seen), then an overall row whose `by` columns are "All": cases, median Net direct
+    and CoT, persist, dissolve, reverse, questions the larger model lost under direct prompting (lost) and
+    recovered under CoT."""
+    groups = {key if isinstance(key, tuple) else (key,): part for key, part in cot.groupby(by, sort=False)}
+    keys = [key if isinstance(key, tuple) else (key,) for key in order] if order is not None else list(groups)
+    parts = [(key, groups[key]) for key in keys if key in groups]
+    parts.append((("All",) * len(by), cot))
+    return pd.DataFrame([{
+        **dict(zip(by, key)), "cases": len(part), "median_net_direct": float(part["base_net"].median()),
+        "median_net_cot": float(part["net"].median()), "persist": int((part["outcome"] == "persist").sum()),
+        "dissolve": int((part["outcome"] == "dissolve").sum()), "reverse": int((part["outcome"] == "reverse").sum()),
+        "lost": int(part["base_flip_inv"].sum()), "recovered": int(part["recovered"].sum()),
+    } for key, part in parts if len(part)], columns=[*by, "cases", "median_net_direct", "median_net_cot", "persist",
+                                                     "dissolve", "reverse", "lost", "recovered"])
 
 
-def _cot_rows(frame: pd.DataFrame, by: pd.Series, order: list[str], with_dissolve: bool) -> list[dict]:
-    rows = []
-    for label in [*order, "All"]:
-        part = frame if label == "All" else frame[by == label]
-        if part.empty:
-            continue
-        persist = int((part["outcome"] == "persist").sum())
-        row = {
-            "Cases": len(part),
-            "Median Net direct": _signed(part["base_net"].median()),
-            "Median Net CoT": _signed(part["net"].median()),
-            "Persist": f"{persist} ({100.0 * persist / len(part):.1f}%)",
-        }
-        if with_dissolve:
-            row["Dissolve"] = int((part["outcome"] == "dissolve").sum())
-        row["Reverse"] = int((part["outcome"] == "reverse").sum())
-        lost = part["base_flip_inv"].sum()
-        row["Recovery"] = f"{100.0 * part['recovered'].sum() / lost:.1f}%" if lost else ""
-        rows.append({"": label, **row})
-    return rows
-
-
-def cot_tables(cot: pd.DataFrame, families: list[str], multi_split: set[str], min_net: int) -> list[Table]:
-    """Tables 45 (by family) and 46 (by dataset) of the chain-of-thought control."""
-    datasets = dataset_labels(cot, multi_split)
-    caption = (
-        f"Persist: Net ≥ {min_net} under CoT; reverse: Net ≤ −{min_net}; recovery: share of the questions the "
-        "larger model lost under direct prompting that it answers correctly under CoT."
-    )
-    by_family = pd.DataFrame(_cot_rows(cot, cot["family"], families, True)).rename(columns={"": "Family"})
-    by_dataset = pd.DataFrame(_cot_rows(cot, datasets, list(dict.fromkeys(datasets)), False)).rename(
-        columns={"": "Dataset"}
-    )
-    return [
-        Table(
-            name="table45_cot_by_family",
-            title="Table 45: chain-of-thought control, by family.",
-            frame=by_family,
-            note=caption,
-        ),
-        Table(
-            name="table46_cot_by_dataset",
-            title="Table 46: chain-of-thought control, by dataset.",
-            frame=by_dataset,
-            note=caption,
-        ),
-    ]
-
-
-def option_order_table(
-    cases: pd.DataFrame, controls: dict[str, pd.DataFrame], base_variant: str, multi_split: set[str]
-) -> Table:
-    """Table 43: each case with data under a reordering variant, one row per ordering (the base
-    variant first, with its original statistics)."""
+def option_order_runs(cases: pd.DataFrame, controls: dict[str, pd.DataFrame], base_variant: str) -> pd.DataFrame:
+    """Table 43's numbers: each case re-run under a reordering variant, one row per ordering (the base
+    variant first, with its original statistics); `rank` is the case's rank by Net (1 = strongest)."""
     ranked = sort_cases(cases)
-    ranked["#"] = np.arange(1, len(ranked) + 1)
+    ranked["rank"] = np.arange(1, len(ranked) + 1)
     stats = ["acc_small", "acc_large", "flip_inv", "flip_norm", "net"]
     covered = pd.concat([c[CASE_KEY] for c in controls.values()]).drop_duplicates()
     ranked = ranked.merge(covered, on=CASE_KEY)
     orderings = [base_variant, *controls]
     per_ordering = [ranked[[*CASE_KEY, *stats]], *(c[[*CASE_KEY, *stats]] for c in controls.values())]
     rows = pd.concat([part.assign(ordering=name) for name, part in zip(orderings, per_ordering)], ignore_index=True)
-    rows = rows.merge(ranked[[*CASE_KEY, "#", "small_size", "large_size"]], on=CASE_KEY)
+    rows = rows.merge(ranked[[*CASE_KEY, "rank", "small_size", "large_size"]], on=CASE_KEY)
     rows["_position"] = rows["ordering"].map(orderings.index)
-    rows = rows.sort_values(["#", "_position"], kind="stable")
-    frame = pd.DataFrame(
-        {
-            "#": rows["#"],
-            "Family": rows["family"],
-            "Dataset": dataset_labels(rows, multi_split),
-            "Subtask": rows["subtask"],
-            "Pair": rows["small_size"] + " vs. " + rows["large_size"],
-            "Ordering": rows["ordering"],
-            "Acc S": rows["acc_small"].round(1),
-            "Acc L": rows["acc_large"].round(1),
-            "FI": rows["flip_inv"],
-            "FN": rows["flip_norm"],
-            "Net": rows["net"].map(_signed),
-        }
-    )
-    return Table(
-        name="table43_option_order",
-        title="Table 43: option-order sensitivity of the cases re-run under reordered options; "
-        "Acc is the accuracy (%) of the smaller (S) and larger (L) model.",
-        frame=frame.reset_index(drop=True),
-    )
+    rows = rows.sort_values(["rank", "_position"], kind="stable").drop(columns="_position")
+    return rows[["rank", *CASE_KEY, "small_size", "large_size", "ordering", *stats]].reset_index(drop=True)

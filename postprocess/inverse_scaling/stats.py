@@ -13,7 +13,7 @@ import pandas as pd
 from statsmodels.stats.multitest import multipletests
 
 
-def benjamini_hochberg(p_values: np.ndarray, fdr: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+def benjamini_hochberg(p_values: np.ndarray, fdr: float) -> tuple[np.ndarray, np.ndarray]:
     """(reject, q-values) of the Benjamini-Hochberg procedure at false discovery rate `fdr`."""
     p_values = np.asarray(p_values, dtype=float)
     if p_values.size == 0:
@@ -31,7 +31,7 @@ def _corrected(frame: pd.DataFrame, within: pd.Series, p_column: str, fdr: float
     return q, significant
 
 
-def add_significance(comparisons: pd.DataFrame, fdr: float = 0.05) -> pd.DataFrame:
+def add_significance(comparisons: pd.DataFrame, fdr: float) -> pd.DataFrame:
     """Copy of `comparisons` (with `eligible` and `case` columns) plus q-values and BH decisions.
 
     Rows outside a correction family get q = NaN and False.

@@ -25,7 +25,7 @@ and questions, and are right at about chance level, often with a favourite lette
 analysis to find flips (chance ones, and position-bias ones that the option-order controls expose), and
 no more.
 
-  python -m launch.tiny_models OUT_DIR [--family qwen3_vl] [--size small]
+  python -m invscale_demo.tiny_models OUT_DIR [--family qwen3_vl] [--size small]
 """
 
 from __future__ import annotations

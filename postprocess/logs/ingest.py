@@ -1,8 +1,7 @@
 """Read lmms-eval `--log_samples` output into one per-question table.
 
-lmms-eval 0.7.3 writes, per run, `OUT/<model dir>/<PREFIX>_results.json` and one
-`<PREFIX>_samples_<task>.jsonl` per task, where PREFIX is the run's timestamp (YYYYMMDD_HHMMSS).
-`ingest_logs` walks the given folders recursively and applies these rules.
+`ingest_logs` walks the given folders recursively (run files: postprocess/logs/runs.py) and applies
+these rules.
 
 Runs
 - A run is a `*_results.json`; its samples files are the `<PREFIX>_samples_<task>.jsonl` files in the
@@ -62,9 +61,8 @@ import pandas as pd
 
 from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, REQUIRED_FIELDS, SPLITS, RecordError, validate_record
 from model_configs import ModelSpec, Registry
+from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs, read_results
 
-RESULTS_SUFFIX = "_results.json"
-SAMPLES_MARKER = "_samples_"
 PARALLEL_MIN_BYTES = 16 * 2**20  # below this, starting workers costs more than it saves
 
 TABLE_COLUMNS = [
@@ -75,8 +73,9 @@ TABLE_COLUMNS = [
 ROW_KEY = ["model", "benchmark", "split", "variant", "question_id"]
 RUNS_COLUMNS = [
     "results_file", "timestamp", "model", "model_path", "lmms_eval_model", "tasks", "n_samples_files",
-    "n_lines", "n_rows", "n_skipped", "status",
+    "n_lines", "n_rows", "n_skipped", "status", "elapsed_s",
 ]
+RUN_TASK_COLUMNS = ["results_file", "model", "task", "effective", "output_tokens"]
 PROBLEM_COLUMNS = ["kind", "action", "file", "line", "detail", "model", "benchmark"]
 
 # kind -> what happened to the data (rules in the module docstring)
@@ -108,8 +107,9 @@ class UnresolvedModelError(ValueError):
 @dataclass
 class IngestResult:
     table: pd.DataFrame
-    runs: pd.DataFrame
+    runs: pd.DataFrame  # RUNS_COLUMNS, one row per results.json
     problems: pd.DataFrame
+    run_tasks: pd.DataFrame  # RUN_TASK_COLUMNS, one row per task a results.json lists (its n-samples)
     counts: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
 
@@ -117,13 +117,18 @@ class IngestResult:
 @dataclass
 class _Run:
     results_path: Path
-    prefix: str
     samples: dict[str, Path]
-    model_path: str | None = None
-    lmms_eval_model: str | None = None
-    listed_tasks: tuple[str, ...] = ()
+    facts: RunFacts
     spec: ModelSpec | None = None
     failure: tuple[str, str] | None = None  # (problem kind, detail) when the model is not determined
+
+    @property
+    def prefix(self) -> str:
+        return self.facts.prefix
+
+    @property
+    def model_path(self) -> str | None:
+        return self.facts.model_path
 
 
 @dataclass
@@ -136,66 +141,16 @@ class _ParsedFile:
 
 
 # ---------------------------------------------------------------------------------------------- runs
-def parse_model_args(model_args: Any) -> dict[str, str]:
-    """`config.model_args` as a dict: accepts "k=v,k2=v2" strings and dicts."""
-    if isinstance(model_args, dict):
-        return {str(k): str(v) for k, v in model_args.items() if v is not None}
-    if not isinstance(model_args, str):
-        return {}
-    pairs = (part.split("=", 1) for part in model_args.split(",") if "=" in part)
-    return {key.strip(): value.strip() for key, value in pairs}
-
-
-def model_path_from_results(results: dict) -> str | None:
-    """The model path lmms-eval was given: `pretrained=`, else `model=`, else `model_version=` (the API
-    wrappers: openai, gemini, claude) of config.model_args."""
-    config = results.get("config")
-    args = parse_model_args(config.get("model_args")) if isinstance(config, dict) else {}
-    return args.get("pretrained") or args.get("model") or args.get("model_version") or None
-
-
-def find_runs(dirs: Iterable[Path | str]) -> tuple[list[_Run], list[Path]]:
-    """Pair every results.json under `dirs` with its samples files; also return the orphan samples files."""
-    results_paths: dict[Path, Path] = {}
-    samples_files: dict[Path, Path] = {}
-    for root in map(Path, dirs):
-        if not root.is_dir():
-            raise FileNotFoundError(f"log folder {root} does not exist")
-        results_paths.update((p.resolve(), p) for p in root.rglob(f"*{RESULTS_SUFFIX}") if p.is_file())
-        samples_files.update((p.resolve(), p) for p in root.rglob(f"*{SAMPLES_MARKER}*.jsonl") if p.is_file())
-    runs, claimed = [], set()
-    for results_path in sorted(results_paths.values()):
-        prefix = results_path.name[: -len(RESULTS_SUFFIX)]
-        head = f"{prefix}{SAMPLES_MARKER}"
-        run = _Run(results_path, prefix, {})
-        for path in sorted(results_path.parent.glob(f"{head}*.jsonl")):
-            run.samples[path.name[len(head): -len(".jsonl")]] = path
-            claimed.add(path.resolve())
-        runs.append(run)
-    orphans = sorted(path for resolved, path in samples_files.items() if resolved not in claimed)
-    return runs, orphans
-
-
 def _describe_run(run: _Run, registry: Registry) -> None:
-    """Fill model_path and spec (or failure) of a run from its results.json."""
-    try:
-        results = json.loads(run.results_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        run.failure = ("bad_results_file", f"cannot read results.json: {err}")
-        return
-    if not isinstance(results, dict):
-        run.failure = ("bad_results_file", "results.json is not a JSON object")
-        return
-    config = results.get("config") if isinstance(results.get("config"), dict) else {}
-    run.lmms_eval_model = config.get("model") if isinstance(config.get("model"), str) else None
-    run.listed_tasks = tuple(sorted(results.get("configs") or results.get("n-samples") or ()))
-    run.model_path = model_path_from_results(results)
-    if run.model_path is None:
+    """Fill the spec (or failure) of a run from its results.json facts."""
+    if run.facts.problem:
+        run.failure = ("bad_results_file", run.facts.problem)
+    elif run.model_path is None:
         run.failure = ("bad_results_file", "config.model_args has no pretrained=, model= or model_version= entry")
-        return
-    run.spec = registry.resolve(run.model_path)
-    if run.spec is None:
-        run.failure = ("unresolved_model", f"model path {run.model_path!r} matches no registry model")
+    else:
+        run.spec = registry.resolve(run.model_path)
+        if run.spec is None:
+            run.failure = ("unresolved_model", f"model path {run.model_path!r} matches no registry model")
 
 
 def _unresolved_message(failed: list[_Run]) -> str:
@@ -453,13 +408,23 @@ def _runs_frame(runs: list[_Run], table: pd.DataFrame, lines_per_run: Counter) -
     frame = pd.DataFrame([{
         "results_file": str(run.results_path), "timestamp": run.prefix,
         "model": run.spec.key if run.spec else None, "model_path": run.model_path,
-        "lmms_eval_model": run.lmms_eval_model, "tasks": ",".join(sorted(run.samples)),
+        "lmms_eval_model": run.facts.lmms_eval_model, "tasks": ",".join(sorted(run.samples)),
         "n_samples_files": len(run.samples), "n_lines": lines_per_run[run.results_path],
         "n_rows": rows_per_run[run.results_path],
         "n_skipped": lines_per_run[run.results_path] - rows_per_run[run.results_path],
         "status": "ingested" if not run.failure else f"skipped: {run.failure[0]}",
+        "elapsed_s": run.facts.elapsed_s,
     } for run in runs], columns=RUNS_COLUMNS)
-    return frame.astype({"n_samples_files": "int64", "n_lines": "int64", "n_rows": "int64", "n_skipped": "int64"})
+    return frame.astype({"n_samples_files": "int64", "n_lines": "int64", "n_rows": "int64", "n_skipped": "int64",
+                         "elapsed_s": "float64"})
+
+
+def _run_tasks_frame(runs: list[_Run]) -> pd.DataFrame:
+    """Per ingested run and task it lists: the questions asked and the output tokens (for timing)."""
+    frame = pd.DataFrame([(str(run.results_path), run.spec.key, task, effective, run.facts.output_tokens.get(task))
+                          for run in runs if not run.failure for task, effective in run.facts.effective.items()],
+                         columns=RUN_TASK_COLUMNS)
+    return frame.astype({"effective": "Int64", "output_tokens": "float64"})
 
 
 def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides: dict[str, str] | None = None,
@@ -472,7 +437,8 @@ def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides:
     """
     if model_overrides:
         registry = registry.with_overrides(model_overrides)
-    runs, orphans = find_runs(dirs)
+    found, orphans = find_runs(dirs)
+    runs = [_Run(files.results_path, files.samples, read_results(files.results_path)) for files in found]
     for run in runs:
         _describe_run(run, registry)
     failed = [run for run in runs if run.failure]
@@ -489,7 +455,7 @@ def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides:
         problems.add(-1, "orphan_samples", path, None,
                      f"no {path.name.split(SAMPLES_MARKER)[0]}{RESULTS_SUFFIX} beside it (killed run?); not ingested")
     for run in good:
-        for task in sorted(set(run.listed_tasks) - set(run.samples)):
+        for task in sorted(set(run.facts.tasks) - set(run.samples)):
             problems.add(-1, "missing_samples", run.results_path, None,
                          f"results.json lists task {task!r} but {run.prefix}{SAMPLES_MARKER}{task}.jsonl is absent",
                          run.spec.key)
@@ -511,7 +477,7 @@ def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides:
         **{kind: kinds[kind] for kind in PROBLEM_ACTIONS},
     }
     return IngestResult(table=table, runs=_runs_frame(runs, table, lines_per_run), problems=problems.frame(),
-                        counts=counts)
+                        run_tasks=_run_tasks_frame(runs), counts=counts)
 
 
 __all__ = [
@@ -520,12 +486,10 @@ __all__ = [
     "PROMOTED_FIELDS",
     "ROW_KEY",
     "RUNS_COLUMNS",
+    "RUN_TASK_COLUMNS",
     "TABLE_COLUMNS",
     "IngestResult",
     "UnresolvedModelError",
-    "find_runs",
     "ingest_logs",
-    "model_path_from_results",
-    "parse_model_args",
     "parse_samples_file",
 ]

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
-from postprocess.labels import sort_key
+from postprocess.order import sort_key
 
 MISSING, WRONG, RIGHT = -1, 0, 1
 QUESTION_KEY = ["benchmark", "split", "subtask", "question_id"]
@@ -225,9 +225,9 @@ def compare_pairs(
     outcomes: Outcomes,
     pairs: pd.DataFrame,
     *,
-    variant: str = "direct",
-    min_n: int = 20,
-    min_net: int = 5,
+    variant: str,
+    min_n: int,
+    min_net: int,
 ) -> pd.DataFrame:
     """Flip statistics of every pair in `pairs` on every subtask where both answered a question
     with known gold (n > 0). `eligible` is n >= min_n; `case` is eligible and net >= min_net.
@@ -290,9 +290,9 @@ def compare(
     table: pd.DataFrame,
     models: pd.DataFrame,
     *,
-    variant: str = "direct",
-    min_n: int = 20,
-    min_net: int = 5,
+    variant: str,
+    min_n: int,
+    min_net: int,
 ) -> pd.DataFrame:
     """Convenience: `compare_pairs` straight from the per-question table and the models frame."""
     ordered = family_order_models(models)

@@ -10,11 +10,37 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import EngFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from postprocess.compare import GROUP_KEY
-from postprocess.labels import dataset_label
+from postprocess.inverse_scaling.compare import GROUP_KEY
+from postprocess.inverse_scaling.parameters import REPLICATION_FAMILIES
+from postprocess.render.labels import dataset_label
 
+FIGURE1_PANELS = 4
+FIGURE2_SUBTASKS = 12
 FAMILY_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"]
 DPI = 150
+
+
+class UnknownSubtask(ValueError):
+    """A --figure-subtask that names no subtask of the analysed rows; the message lists the valid ones."""
+
+
+def figure_subtasks(replication: pd.DataFrame, subtask_accuracy: pd.DataFrame,
+                    chosen: list[tuple[str, str, str]] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 1 panels: the chosen subtasks, else the most replicated; Figure 2 rows: the replicated
+    subtasks (>= 3 families) with most cases, else any subtasks with most cases."""
+    if chosen:
+        known = set(subtask_accuracy[GROUP_KEY].drop_duplicates().itertuples(index=False, name=None))
+        unknown = [key for key in chosen if tuple(key) not in known]
+        if unknown:
+            raise UnknownSubtask(f"--figure-subtask {', '.join('/'.join(k) for k in unknown)}: not in the table's "
+                                 f"subtasks; valid: {', '.join('/'.join(k) for k in sorted(known))}")
+        figure1 = pd.DataFrame(chosen, columns=GROUP_KEY, dtype=object)
+    else:
+        figure1 = replication.head(FIGURE1_PANELS)[GROUP_KEY]
+    replicated = replication[replication["n_families"] >= REPLICATION_FAMILIES]
+    pool = replicated if len(replicated) else replication
+    figure2 = pool.sort_values(["cases", "n_families", "max_net"], ascending=False, kind="stable")
+    return figure1.reset_index(drop=True), figure2.head(FIGURE2_SUBTASKS).reset_index(drop=True)
 
 
 def family_colors(families: list[str]) -> dict[str, str]:

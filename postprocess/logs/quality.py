@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from model_configs import Registry
-from postprocess.ingest import PROBLEM_ACTIONS, IngestResult
+from postprocess.logs.ingest import PROBLEM_ACTIONS, IngestResult
 
 OVERVIEW_ITEMS = {
     "results_files": "results files found",
