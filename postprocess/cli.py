@@ -37,9 +37,9 @@ def _subtask(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-def add_log_arguments(parser: argparse.ArgumentParser) -> None:
+def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """The options that say which logs to read and how their models map to the registry."""
-    parser.add_argument("--logs", nargs="+", required=True, type=Path, metavar="DIR", help="lmms-eval output folders")
+    parser.add_argument("--logs", nargs="+", required=required, type=Path, metavar="DIR", help="lmms-eval output folders")
     parser.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
                         help="map a model path in results.json to a registry key")
     parser.add_argument("--extra-models", nargs="+", default=[], type=Path, metavar="YAML",
@@ -65,6 +65,7 @@ def read_logs(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from postprocess.human.cli import add_subcommands as add_human_subcommands
     from postprocess.reeval import add_reeval_subcommand
 
     parser = argparse.ArgumentParser(prog="python -m postprocess", description=__doc__.splitlines()[0])
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--reeval", type=Path, metavar="DIR",
                         help="a `cait-reeval` output folder: adds the judges' tables to the CAIT section")
     add_log_arguments(add_reeval_subcommand(commands))
+    add_human_subcommands(commands)
     return parser
 
 
@@ -155,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "handler"):  # subcommands that name their handler (postprocess.human.cli)
+            return args.handler(args)
         return reeval_main(args) if args.command == "cait-reeval" else run_report(args)
     except (ValueError, FileNotFoundError, argparse.ArgumentTypeError) as error:
         # UnusableInput, UnresolvedModelError, RegistryError and JudgeConfigError are ValueErrors with a readable message.
