@@ -22,7 +22,8 @@ from postprocess.human.label_studio import (CONTROL, KEY_VARIABLE, URL_VARIABLE,
 from postprocess.human.task_sets import (FAILURE_MODES, cait_failure_task_set, sample_cait_failures,
                                          sample_taxonomy_check, taxonomy_task_set)
 
-pytestmark = pytest.mark.label_studio
+# one server per test process; with `-n N --dist loadgroup` the tests also share one worker
+pytestmark = [pytest.mark.label_studio, pytest.mark.xdist_group("label_studio")]
 ANNOTATORS = ["ann1@example.com", "ann2@example.com", "ann3@example.com"]
 
 

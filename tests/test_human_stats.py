@@ -365,3 +365,53 @@ def test_an_export_that_is_not_json_names_the_line(tmp_path):
     path.write_text('[\n{"id": 1,\n')
     with pytest.raises(LabelStudioError, match=r"export.json: not valid JSON \(line 3"):
         annotations_from_export(path)
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def test_taxonomy_export_command_writes_tasks_items_and_strata(tmp_path, capsys):
+    from postprocess.cli import main
+
+    verdicts_frame().to_csv(tmp_path / "verdicts.csv", index=False)
+    (tmp_path / "images").mkdir()
+    for i in range(2):
+        drawn_image(i).save(tmp_path / "images" / f"{i}.png")
+    pd.DataFrame([{"question_key": key, "question": "Which?", "options": ["x", "y"], "answer": "A",
+                   "response_correct": "A", "response_incorrect": "B", "images": ["images/0.png", "images/1.png"]}
+                  for key in TAXONOMY_EXAMPLE]).to_json(tmp_path / "questions.jsonl", orient="records", lines=True)
+    out = tmp_path / "out"
+    assert main(["human-export", "--set", "taxonomy", "--verdicts", str(tmp_path / "verdicts.csv"), "--questions",
+                 str(tmp_path / "questions.jsonl"), "--n", "4", "--out", str(out)]) == 0
+    assert "taxonomy: drew 4 of 6 (asked for 4)" in capsys.readouterr().out
+    tasks = json.loads((out / "taxonomy_tasks.json").read_text())
+    assert len(tasks) == 4 and all(len(t["data"]["images"]) == 2 for t in tasks)
+    assert tasks[0]["data"]["images"][0].startswith("data:image/png;base64,")
+    strata = pd.read_csv(out / "taxonomy_strata.csv")
+    assert strata.groupby("flagged")["drawn"].sum().to_dict() == {False: 2, True: 2}  # q2 q3 q4 flagged by claude
+    items = pd.read_csv(out / "taxonomy_items.csv")
+    assert list(items.columns) == ["item_key", "question_key", "benchmark", "family", "flagged", "flagged_by",
+                                   "verdict_claude", "verdict_gpt", "weight"]
+    assert main(["human-export", "--set", "taxonomy", "--verdicts", str(tmp_path / "verdicts.csv"),
+                 "--out", str(out)]) == 2
+    assert "human-export --set taxonomy needs --questions" in capsys.readouterr().err
+
+
+def test_cait_failures_export_command_reads_the_logs(tmp_path, cait_records):
+    from test_cait_metrics import GEMMA_4B, QWEN_8B, by_scene, write_cait_logs
+
+    from postprocess.cli import main
+
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    write_cait_logs(logs, {QWEN_8B: {"structured": by_scene({0: "wrong", 1: "unsure"}), "direct": by_scene({2: "wrong"})},
+                           GEMMA_4B: {"structured": by_scene({3: "wrong"})}})
+    folder = str(tmp_path / "cait")
+    write_fixture(tmp_path / "cait")
+    assert main(["human-export", "--set", "cait-failures", "--cait-folder", folder, "--logs", str(logs),
+                 "--out", str(out)]) == 0
+    items = pd.read_csv(out / "cait-failures_items.csv")
+    assert sorted(zip(items["model"], items["group"], items["scene"])) == [
+        ("Gemma-3-4B", "Instruct", "cait_003"), ("Qwen3-VL-8B", "Instruct", "cait_000"),
+        ("Qwen3-VL-8B", "Instruct", "cait_001")]
+    tasks = {t["data"]["item_key"]: t["data"] for t in json.loads((out / "cait-failures_tasks.json").read_text())}
+    unsure = tasks[items.loc[items["scene"] == "cait_001", "item_key"].iloc[0]]
+    assert unsure["response"] == "I am not sure which one."
+    assert unsure["outcome"] == "Right answer: B; no answer could be read from the response."

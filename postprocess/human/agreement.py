@@ -39,9 +39,9 @@ def ratings_matrix(annotations: pd.DataFrame, items: pd.DataFrame, labels) -> pd
         raise ValueError(f"annotations: item_key {unknown[0]!r} is not in the items file ({len(unknown)} unknown)")
     twice = annotations[annotations.duplicated(["item_key", "annotator"], keep=False)]
     if not twice.empty:
-        row = twice.iloc[0]
-        raise ValueError(f"annotations: annotator {row['annotator']} annotated item {row['item_key']!r} more than once "
-                         f"(annotations {sorted(twice[(twice['item_key'] == row['item_key']) & (twice['annotator'] == row['annotator'])]['annotation_id'].tolist())})")
+        key, annotator = twice.iloc[0][["item_key", "annotator"]]
+        ids = twice[(twice["item_key"] == key) & (twice["annotator"] == annotator)]["annotation_id"].tolist()
+        raise ValueError(f"annotations: annotator {annotator} annotated item {key!r} more than once (annotations {ids})")
     rated = annotations[~annotations["skipped"].astype(bool)]
     bad = rated[~rated["label"].isin(labels)]
     if not bad.empty:

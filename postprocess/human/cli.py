@@ -12,7 +12,8 @@
       the annotations of a project on the server, or of a Label Studio JSON export file.
   human-stats --set SET --annotations CSV --items CSV --out DIR [--by group|model]
       DIR/human_<set>_<table>.csv for each table of postprocess.human.agreement.
-Frames are read from .csv, .parquet or .jsonl files (the questions' `images` lists need Parquet or JSONL).
+Frames are read from .csv, .parquet or .jsonl files (the questions' `images` lists need Parquet or JSONL;
+relative image paths are relative to the questions file's folder).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from postprocess.human.task_sets import DEFAULT_ANNOTATORS, SET_NAMES
@@ -83,6 +85,18 @@ def read_frame(path: Path) -> pd.DataFrame:
     raise ValueError(f"{path}: expected a .csv, .parquet or .jsonl file")
 
 
+def with_image_paths_from(questions: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """Relative image paths of a questions file are relative to the file's folder."""
+    if "images" not in questions:
+        return questions
+
+    def resolve(images):
+        listed = list(images) if isinstance(images, (list, tuple, np.ndarray)) else [images]
+        return [str(folder / image) if isinstance(image, str) and not Path(image).is_absolute() else image
+                for image in listed]
+    return questions.assign(images=questions["images"].map(resolve))
+
+
 def _require(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{name.replace('_', '-')}" for name in names if not getattr(args, name)]
     if missing:
@@ -102,7 +116,8 @@ def build_task_set(args: argparse.Namespace):
         _require(args, "verdicts", "questions")
         sample = task_sets.sample_taxonomy_check(read_frame(args.verdicts), size, args.flagged_share,
                                                  tuple(args.strata), args.seed)
-        return task_sets.taxonomy_task_set(sample, read_frame(args.questions), images, args.seed, annotators), sample.strata
+        questions = with_image_paths_from(read_frame(args.questions), args.questions.parent)
+        return task_sets.taxonomy_task_set(sample, questions, images, args.seed, annotators), sample.strata
     _require(args, "cait_folder")
     records = read_folder(args.cait_folder)
     if args.task_set == "cait-baseline":

@@ -194,9 +194,9 @@ def annotations_frame(tasks: Iterable[dict], where: str, users: dict[int, str] |
     users = users or {}
     records, seen_keys = [], {}
     for number, task in enumerate(tasks, 1):
-        task_where = f"{where}: task {task.get('id', f'#{number}') if isinstance(task, dict) else f'#{number}'}"
         if not isinstance(task, dict) or not isinstance(task.get("data"), dict) or "id" not in task:
-            raise LabelStudioError(f"{task_where}: not a task record with 'id' and 'data'")
+            raise LabelStudioError(f"{where}: record {number} is not a task with 'id' and 'data'")
+        task_where = f"{where}: task {task['id']}"
         key = task["data"].get("item_key")
         if not isinstance(key, str) or not key:
             raise LabelStudioError(f"{task_where}: its data has no 'item_key' (not a task exported by postprocess.human)")

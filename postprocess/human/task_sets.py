@@ -168,9 +168,9 @@ def validate_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
                          f"is not one of {list(VERDICT_LABELS)} ({len(bad)} such row(s))")
     duplicated = verdicts[verdicts.duplicated(["question_key", "judge"], keep=False)]
     if not duplicated.empty:
-        row = duplicated.iloc[0]
-        raise ValueError(f"verdicts: question {row['question_key']!r} has {int((duplicated['question_key'] == row['question_key']).sum())} "
-                         f"verdicts from judge {row['judge']!r}")
+        key, judge = duplicated.iloc[0][["question_key", "judge"]]
+        count = int(((duplicated["question_key"] == key) & (duplicated["judge"] == judge)).sum())
+        raise ValueError(f"verdicts: question {key!r} has {count} verdicts from judge {judge!r}")
     for column in ("question_key", "judge", "benchmark", "family"):
         empty = verdicts[verdicts[column].isna() | (verdicts[column].astype(str).str.strip() == "")]
         if not empty.empty:
@@ -256,9 +256,9 @@ def taxonomy_task_set(sample: Sample, questions: pd.DataFrame, images: ImageOutp
     missing = [column for column in TAXONOMY_QUESTION_COLUMNS if column not in questions]
     if missing:
         raise ValueError(f"taxonomy questions: missing column(s) {missing}; expected {TAXONOMY_QUESTION_COLUMNS}")
-    if questions["question_key"].duplicated().any():
-        raise ValueError(f"taxonomy questions: question_key {questions['question_key'][questions['question_key'].duplicated()].iloc[0]!r} "
-                         f"appears twice")
+    repeated = questions["question_key"][questions["question_key"].duplicated()]
+    if not repeated.empty:
+        raise ValueError(f"taxonomy questions: question_key {repeated.iloc[0]!r} appears more than once")
     content = questions.set_index("question_key")
     absent = [key for key in sample.items["question_key"] if key not in content.index]
     if absent:
