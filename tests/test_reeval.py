@@ -14,7 +14,8 @@ from model_configs import DEFAULT_REGISTRY_PATH
 from postprocess.cait import reeval
 from postprocess.cait.metrics import GT_PROMPT_LABEL, reeval_by_judge
 from postprocess.cait.reeval import run_reeval
-from postprocess.cli import build_parser, run_cait_reeval
+from postprocess.cli import build_parser
+from postprocess.cli.cait import run_cait_reeval
 from postprocess.cli import main as cli_main
 from postprocess.judges import JudgeCache, JudgeConfig, JudgeConfigError, JudgeError, load_judges
 

@@ -2,7 +2,7 @@
 
 - overview: what was found and read (results files, runs ingested and skipped, samples files, orphan
   samples files, lines read, rows kept, lines skipped, blank lines, models, families).
-- problems: per problem kind (see postprocess.ingest): its action (skipped / kept / reported), the
+- problems: per problem kind (see postprocess.logs.ingest): its action (skipped / kept / reported), the
   number of occurrences, of files, and the first occurrence as "file:line".
 - unparsed: per model x benchmark x variant: rows, unparsed answers (match == "none") and their share
   in percent.
