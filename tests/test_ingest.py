@@ -12,7 +12,8 @@ from logfactory import make_record, make_records, sample_line, tiny_family_regis
 
 from model_configs import Registry, load_registry
 from postprocess.logs import cache, ingest
-from postprocess.logs.ingest import PROBLEM_COLUMNS, RUNS_COLUMNS, TABLE_COLUMNS, UnresolvedModelError, ingest_logs
+from postprocess.logs.ingest import (PROBLEM_COLUMNS, RUNS_COLUMNS, SETTINGS_COLUMNS, TABLE_COLUMNS, DuplicateRunsError,
+                                     UnresolvedModelError, ingest_logs)
 from postprocess.logs.quality import quality_summary
 
 QWEN_2B, QWEN_8B = "Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-VL-8B-Instruct"
@@ -125,35 +126,143 @@ def test_results_without_model_path(tmp_path, registry):
     paths.results.write_text(json.dumps(results))
     with pytest.raises(UnresolvedModelError, match="no pretrained=, model= or model_version= entry"):
         ingest_logs([tmp_path], registry)
-    assert _problems(ingest_logs([tmp_path], registry, strict=False), "bad_results_file")["line"].isna().all()
+    skipped = _problems(ingest_logs([tmp_path], registry, strict=False), "unresolved_model")
+    assert skipped["line"].isna().all() and skipped["field"].tolist() == ["config.model_args"]
 
 
-def test_duplicates_keep_the_oldest_file_first_line(tmp_path, registry):
+def test_duplicates_keep_the_newest_run_by_its_own_timestamp(tmp_path, registry):
     older = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, False], benchmark="BLINK", split="val"),
-                      timestamp="20250102_000000", mtime=1_000_000)
+                      timestamp="20250101_000000", mtime=2_000_000)  # the older run has the newer file
     newer = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, True, True], benchmark="BLINK",
                                                                    split="val"),
-                      timestamp="20250101_000000", mtime=2_000_000)
+                      timestamp="20250102_000000", mtime=1_000_000)
     # a repeated line inside the newer file, and the same question under another variant (not a duplicate)
     write_run(tmp_path, QWEN_2B, "blink_val", make_records([True], benchmark="BLINK", split="val"),
-              timestamp="20250101_000000", mtime=2_000_000)
+              timestamp="20250102_000000")
     write_run(tmp_path, QWEN_2B, "blink_val_cot", make_records([False], benchmark="BLINK", split="val",
                                                                variant="cot"), timestamp="20250101_000000")
     result = ingest_logs([tmp_path], registry)
     direct = result.table[result.table["variant"] == "direct"]
     assert direct["question_id"].tolist() == ["q0", "q1", "q2"]
-    assert direct["correct"].tolist() == [True, False, True]
-    assert direct["source_file"].tolist() == [str(older.samples)] * 2 + [str(newer.samples)]
+    assert direct["correct"].tolist() == [True, True, True]
+    assert direct["source_file"].tolist() == [str(newer.samples)] * 3
     duplicates = _problems(result, "duplicate")
-    assert duplicates[["file", "line"]].values.tolist() == [[str(newer.samples), 1], [str(newer.samples), 2],
-                                                           [str(newer.samples), 4]]
+    assert duplicates[["file", "line"]].values.tolist() == [[str(newer.samples), 4], [str(older.samples), 1],
+                                                           [str(older.samples), 2]]
     assert duplicates["detail"].tolist() == [
-        f"duplicate of {older.samples}:1 (question_id 'q0', variant 'direct'); identical content",
-        f"duplicate of {older.samples}:2 (question_id 'q1', variant 'direct'); differs in response, prediction, correct",
-        f"duplicate of {older.samples}:1 (question_id 'q0', variant 'direct'); identical content",
+        f"duplicate of {newer.samples}:1 (question_id 'q0', variant 'direct'); identical content",
+        f"duplicate of {newer.samples}:1 (question_id 'q0', variant 'direct'); identical content",
+        f"duplicate of {newer.samples}:2 (question_id 'q1', variant 'direct'); differs in response, prediction, correct",
     ]
     assert result.counts["duplicate"] == 3 and result.counts["rows"] == 4
-    assert result.runs.set_index("timestamp").loc["20250101_000000", "n_skipped"] == 3
+    assert result.runs.set_index("timestamp").loc["20250101_000000", "n_skipped"] == 2
+    pair = result.duplicate_runs.iloc[0]
+    assert len(result.duplicate_runs) == 1 and result.counts["duplicate_run_pairs"] == 1
+    assert (pair["kept_run"], pair["dropped_run"]) == (str(newer.results), str(older.results))
+    assert (pair["duplicate_rows"], pair["answers_differ"], pair["datasets"]) == (2, 1, "BLINK val direct")
+    assert (pair["settings_differ"], pair["kept_because"]) == ("none", "newest timestamp")
+
+    oldest = ingest_logs([tmp_path], registry, duplicates="oldest")
+    assert oldest.table[oldest.table["variant"] == "direct"]["correct"].tolist() == [True, False, True]
+    with pytest.raises(DuplicateRunsError, match="1 pairs of runs hold the same questions.*--duplicates"):
+        ingest_logs([tmp_path], registry, duplicates="error")
+
+
+def test_file_ages_never_choose_between_runs(tmp_path, registry):
+    """`touch` on either run changes nothing: rows, problems and duplicate pairs are the same."""
+    runs = [write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, outcome], benchmark="BLINK", split="val"),
+                      timestamp=timestamp) for timestamp, outcome in (("20250101_000000", False),
+                                                                      ("20250301_000000", True))]
+    before = ingest_logs([tmp_path], registry)
+    for ages in ((1e9, 2e9), (2e9, 1e9)):
+        for paths, age in zip(runs, ages):
+            for path in (paths.samples, paths.results):
+                os.utime(path, (age, age))
+        after = ingest_logs([tmp_path], registry)
+        for name in ("table", "problems", "duplicate_runs"):
+            pd.testing.assert_frame_equal(getattr(before, name), getattr(after, name))
+    assert before.table["correct"].tolist() == [True, True]
+
+
+def test_the_results_date_is_the_run_timestamp_and_a_run_without_one_cannot_be_ranked(tmp_path, registry):
+    renamed = write_run(tmp_path, QWEN_2B, "blink_val", make_records([False], benchmark="BLINK", split="val"),
+                        timestamp="copy")
+    write_run(tmp_path, QWEN_2B, "blink_val", make_records([True], benchmark="BLINK", split="val"),
+              timestamp="20250101_000000")
+    results = json.loads(renamed.results.read_text())
+    results["date"] = "20250201_000000"  # lmms-eval's own record of when the run started
+    renamed.results.write_text(json.dumps(results))
+    result = ingest_logs([tmp_path], registry)
+    assert result.table["correct"].tolist() == [False]
+    assert result.runs.set_index("results_file").loc[str(renamed.results), "timestamp"] == "20250201_000000"
+
+    del results["date"]
+    renamed.results.write_text(json.dumps(results))
+    with pytest.raises(DuplicateRunsError, match="cannot tell which .* is newer.*copy_results.json"):
+        ingest_logs([tmp_path], registry)
+
+
+def test_generation_settings_of_a_run(tmp_path, registry):
+    paths = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True], benchmark="BLINK", split="val"))
+    results = json.loads(paths.results.read_text())
+    results["config"].update(model_args="pretrained=Qwen/Qwen3-VL-2B-Instruct,device_map=cpu,max_pixels=1605632,"
+                                        'mm_processor_kwargs={"a": 1, "b": 2}',
+                             gen_kwargs={"max_new_tokens": 16})
+    results["configs"]["blink_val"]["generation_kwargs"] = {"temperature": 0.0, "do_sample": False, "until": ["\n\n"]}
+    results.update({"n-shot": {"blink_val": 0}, "lmms_eval_version": "0.7.3", "system_instruction": None,
+                    "chat_template_sha": "abc"})
+    paths.results.write_text(json.dumps(results))
+    settings = ingest_logs([tmp_path], registry).settings
+    assert list(settings.columns) == SETTINGS_COLUMNS
+    assert dict(zip(settings["setting"], settings["value"])) == {
+        "backend": "qwen3_vl", "chat_template_sha": "abc", "gen_kwargs.max_new_tokens": "16",
+        "generation_kwargs.do_sample": "false", "generation_kwargs.temperature": "0",
+        "generation_kwargs.until": '["\\n\\n"]', "lmms_eval_version": "0.7.3", "model_args.max_pixels": "1605632",
+        "model_args.mm_processor_kwargs": '{"a":1,"b":2}', "n_shot": "0", "system_instruction": "null",
+    }  # the checkpoint and device_map are not settings two sizes share
+    assert set(settings["task"]) == {"blink_val"} and set(settings["model"]) == {"Qwen3-VL-2B"}
+
+
+ODD_RESULTS = {
+    "a JSON array": ([], None),
+    "config not an object": ({"config": ["qwen3_vl"]}, "config"),
+    "no config": ({"results": {}}, "config"),
+    "model_args a number": ({"config": {"model_args": 5}}, "config.model_args"),
+    "gen_kwargs a list": ({"config": {"model_args": "pretrained=x", "gen_kwargs": [1]}}, "config.gen_kwargs"),
+    "n-samples a list": ({"config": {"model_args": "pretrained=x"}, "n-samples": [3]}, "n-samples"),
+    "effective a string": ({"config": {"model_args": "pretrained=x"}, "n-samples": {"t": {"effective": "3"}}},
+                           "n-samples.t.effective"),
+    "effective a boolean": ({"config": {"model_args": "pretrained=x"}, "n-samples": {"t": {"effective": True}}},
+                            "n-samples.t.effective"),
+    "configs of a string": ({"config": {"model_args": "pretrained=x"}, "configs": {"t": "x"}}, "configs.t"),
+    "elapsed a string": ({"config": {"model_args": "pretrained=x"}, "throughput": {"total_elapsed_time": "1"}},
+                         "throughput.total_elapsed_time"),
+    "output tokens a list": ({"config": {"model_args": "pretrained=x"}, "n-samples": {"t": {"effective": 1}},
+                              "efficiency": {"by_task": {"t": {"total_output_tokens": [1]}}}},
+                             "efficiency.by_task.t.total_output_tokens"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_RESULTS))
+def test_an_odd_results_json_skips_its_run_and_names_the_field(tmp_path, registry, case):
+    content, field = ODD_RESULTS[case]
+    odd = write_run(tmp_path, QWEN_8B, "blink_val", make_records([True]), timestamp="20250102_000000")
+    odd.results.write_text(json.dumps(content))
+    write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, False]))
+    result = ingest_logs([tmp_path], registry)  # never raises: the run is skipped and named
+    assert set(result.table["model"]) == {"Qwen3-VL-2B"}
+    skipped = _problems(result, "bad_results_file")
+    assert skipped["file"].tolist() == [str(odd.results)]
+    assert (skipped["field"].tolist() == [field]) if field else skipped["field"].isna().all()
+    assert result.runs.set_index("results_file").loc[str(odd.results), "status"] == "skipped: bad_results_file"
+
+
+def test_an_unreadable_results_json_is_skipped(tmp_path, registry):
+    bad = write_run(tmp_path, QWEN_8B, "blink_val", make_records([True]))
+    for content in (b'{"config": ', b"\xff\xfe not utf-8"):
+        bad.results.write_bytes(content)
+        skipped = _problems(ingest_logs([tmp_path], registry), "bad_results_file")
+        assert skipped["detail"].str.startswith("cannot read results.json").all()
 
 
 @pytest.mark.parametrize("shape", ["string", "list", "nested"])
@@ -236,35 +345,109 @@ def test_tiny_family_from_an_extra_registry(tmp_path, registry):
 
 
 # ------------------------------------------------------------------------------------------ cache
-def test_cache_hit_does_not_read_logs(tmp_path, registry, monkeypatch):
+def _no_reading(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("the logs were read again")
+
+    monkeypatch.setattr(ingest, "ingest_logs", fail)
+
+
+def _entries(cache_dir):
+    return sorted(path for path in cache_dir.iterdir() if path.name.startswith("ingest-"))
+
+
+def test_cache_hit_does_not_read_logs_and_an_edit_of_the_same_size_and_time_is_seen(tmp_path, registry,
+                                                                                      monkeypatch):
     logs, cache_dir = tmp_path / "logs", tmp_path / "cache"
     paths = write_run(logs, QWEN_2B, "blink_val", make_records([True, None, False], benchmark="BLINK", split="val"),
                       truncate_last=True)
     first = cache.load_or_ingest([logs], cache_dir, registry)
     assert not first.from_cache
-
-    def fail(*args, **kwargs):
-        raise AssertionError("the logs were read again")
-
-    monkeypatch.setattr(ingest, "ingest_logs", fail)
-    second = cache.load_or_ingest([logs], cache_dir, registry)
-    assert second.from_cache
-    for name in ("table", "runs", "problems"):
+    with monkeypatch.context() as patched:
+        _no_reading(patched)
+        second = cache.load_or_ingest([logs], cache_dir, registry)
+        os.utime(paths.samples, (3e6, 3e6))  # `touch` changes no byte: the same entry
+        touched = cache.load_or_ingest([logs], cache_dir, registry)
+    assert second.from_cache and touched.from_cache
+    for name in ingest.FRAMES:
         pd.testing.assert_frame_equal(getattr(first, name), getattr(second, name))
     assert second.counts == first.counts
 
-    os.utime(paths.samples, (3e6, 3e6))  # a changed input file is a new cache entry
-    with pytest.raises(AssertionError, match="read again"):
-        cache.load_or_ingest([logs], cache_dir, registry)
-    with pytest.raises(AssertionError, match="read again"):  # so is another model mapping
+    stat = paths.samples.stat()
+    data = paths.samples.read_bytes()
+    paths.samples.write_bytes(data.replace(b'"correct": true', b'"correct": 1234'))  # same size
+    os.utime(paths.samples, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the same mtime
+    assert paths.samples.stat().st_size == stat.st_size
+    edited = cache.load_or_ingest([logs], cache_dir, registry)
+    assert not edited.from_cache and edited.counts["invalid_record"] == 1
+    with monkeypatch.context() as patched, pytest.raises(AssertionError, match="read again"):
+        _no_reading(patched)  # another model mapping is another entry
         cache.load_or_ingest([logs], cache_dir, registry, model_overrides={"elsewhere": "Qwen3-VL-8B"})
+
+
+def test_remembered_hashes_follow_the_ctime_rule(tmp_path, monkeypatch):
+    path = tmp_path / "x_samples_t.jsonl"
+    path.write_bytes(b"one\n")
+    hashes = cache.FileHashes(tmp_path / cache.HASHES_FILE)
+    first = hashes(path)
+    assert str(path) not in hashes.memo  # changed within the last 2 s: hashed again next time (racy)
+    monkeypatch.setattr(cache.time, "time_ns", lambda: path.stat().st_ctime_ns + cache.RACY_MARGIN_NS + 1)
+    assert hashes(path) == first and str(path) in hashes.memo
+    hashes.save()
+    again = cache.FileHashes(tmp_path / cache.HASHES_FILE)
+    assert again.memo == hashes.memo
+
+    stat = path.stat()
+    path.write_bytes(b"two\n")  # same size; times put back: only the ctime tells
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert again(path) != first
+
+
+@pytest.mark.parametrize("damage", ["delete meta.json", "garble meta.json", "truncate table.parquet",
+                                    "overwrite runs.parquet", "delete settings.parquet", "another frame"])
+def test_a_damaged_entry_is_rebuilt_with_a_notice(tmp_path, registry, damage):
+    logs, cache_dir = tmp_path / "logs", tmp_path / "cache"
+    write_run(logs, QWEN_2B, "blink_val", make_records([True, False], benchmark="BLINK", split="val"))
+    first = cache.load_or_ingest([logs], cache_dir, registry)
+    entry = _entries(cache_dir)[0]
+    if damage == "delete meta.json":
+        (entry / "meta.json").unlink()
+    elif damage == "garble meta.json":
+        (entry / "meta.json").write_text("{not json")
+    elif damage == "truncate table.parquet":
+        data = (entry / "table.parquet").read_bytes()
+        (entry / "table.parquet").write_bytes(data[: len(data) // 2])
+    elif damage == "overwrite runs.parquet":
+        size = (entry / "runs.parquet").stat().st_size
+        (entry / "runs.parquet").write_bytes(b"\0" * size)
+    elif damage == "delete settings.parquet":
+        (entry / "settings.parquet").unlink()
+    else:
+        (entry / "problems.parquet").write_bytes((entry / "runs.parquet").read_bytes())
+    notices = []
+    rebuilt = cache.load_or_ingest([logs], cache_dir, registry, notice=notices.append)
+    assert not rebuilt.from_cache and len(notices) == 1
+    assert notices[0].startswith(f"cache: {entry} is damaged (") and notices[0].endswith("); rebuilding it")
+    pd.testing.assert_frame_equal(rebuilt.table, first.table)
+    assert cache.load_or_ingest([logs], cache_dir, registry, notice=notices.append).from_cache and len(notices) == 1
 
 
 def test_cache_refresh_rewrites_the_entry(tmp_path, registry):
     write_run(tmp_path / "logs", QWEN_2B, "blink_val", make_records([True]))
     cache.load_or_ingest([tmp_path / "logs"], tmp_path / "cache", registry)
     again = cache.load_or_ingest([tmp_path / "logs"], tmp_path / "cache", registry, refresh=True)
-    assert not again.from_cache and len(list((tmp_path / "cache").iterdir())) == 1
+    assert not again.from_cache and len(_entries(tmp_path / "cache")) == 1
+    assert cache.load_or_ingest([tmp_path / "logs"], tmp_path / "cache", registry).from_cache
+
+
+def test_a_cache_that_cannot_be_written(tmp_path, registry):
+    write_run(tmp_path / "logs", QWEN_2B, "blink_val", make_records([True]))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        cache.load_or_ingest([tmp_path / "logs"], tmp_path / "file", registry)
+    notices = []
+    result = cache.load_or_ingest([tmp_path / "logs"], "/proc/no-cache-here", registry, notice=notices.append)
+    assert len(result.table) == 1 and len(notices) == 1 and "continuing without the cache" in notices[0]
 
 
 # ------------------------------------------------------------------------------------------ quality

@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (ValueError, FileNotFoundError, argparse.ArgumentTypeError) as error:
-        # UnusableInput, UnresolvedModelError, RegistryError and JudgeConfigError are ValueErrors with a readable message.
+    except (ValueError, OSError, argparse.ArgumentTypeError) as error:
+        # UnusableInput, UnresolvedModelError, DuplicateRunsError, StrictError, RegistryError and JudgeConfigError are
+        # ValueErrors with a readable message; OSErrors (OutputError, a file that cannot be read or written) name
+        # their file.
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -1,9 +1,20 @@
-"""The options every command that reads logs shares, and reading the logs they name."""
+"""The options every command that reads logs shares, reading the logs they name, and saying on the
+console what ingestion skipped (runs not read, duplicate runs, lines skipped); `--strict` makes any
+skipped run or row an error."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+from postprocess.logs.runs import DUPLICATE_RULES
+
+SHOWN = 3  # problems named on one console line
+
+
+class StrictError(ValueError):
+    """--strict and something was skipped; the message names the first few."""
 
 
 def _model_map(items: list[str]) -> dict[str, str]:
@@ -25,19 +36,79 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
                         help="registry YAML files adding models to model_configs/models.yaml")
     parser.add_argument("--skip-unknown-models", action="store_true",
                         help="skip (and report) runs whose model matches no registry entry instead of failing")
+    parser.add_argument("--duplicates", choices=DUPLICATE_RULES, default="newest",
+                        help="when two runs of one model hold the same questions: keep the newest run's rows "
+                             "(by the runs' own timestamps, never file ages), the oldest's, or stop with an error "
+                             "(newest)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with an error when any run, file or line is skipped (duplicates included)")
     parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
+    parser.add_argument("--refresh", action="store_true", help="with --cache-dir: ingest again and replace the entry")
     parser.add_argument("--progress", action="store_true", help="show a progress bar while reading logs")
 
 
-def read_logs(args: argparse.Namespace):
-    """(registry, IngestResult) for the log options of add_log_arguments."""
+def _where(row) -> str:
+    import pandas as pd
+
+    return row.file + ("" if pd.isna(row.line) else f":{row.line}")
+
+
+def strict_check(result) -> None:
+    """StrictError naming the first skipped runs or rows, if any."""
+    skipped = result.problems[result.problems["action"] == "skipped"]
+    if skipped.empty:
+        return
+    named = ", ".join(f"{_where(row)} ({row.kind}: {row.field if isinstance(row.field, str) else 'line'})"
+                      for row in skipped.head(SHOWN).astype(object).itertuples())
+    more = f" and {len(skipped) - SHOWN} more" if len(skipped) > SHOWN else ""
+    raise StrictError(f"--strict: {len(skipped)} runs, files or lines were skipped: {named}{more}")
+
+
+def console_notes(result, details: str) -> list[str]:
+    """One line each for runs not read, duplicate runs and lines skipped; `details` says where the full
+    list is."""
+    from postprocess.logs.ingest import RUN_PROBLEMS
+
+    notes = []
+    problems = result.problems
+    not_read = problems[problems["kind"].isin(RUN_PROBLEMS)].astype(object)
+    if len(not_read):
+        named = "; ".join(f"{row.file} ({row.kind}: {row.detail})" for row in not_read.head(SHOWN).itertuples())
+        more = f"; and {len(not_read) - SHOWN} more" if len(not_read) > SHOWN else ""
+        notes.append(f"warning: {len(not_read)} runs or samples files not read: {named}{more} ({details})")
+    pairs = result.duplicate_runs
+    if len(pairs):
+        named = "; ".join(f"{p.model}: kept {p.kept_run} over {p.dropped_run} ({p.duplicate_rows} questions, "
+                          f"{p.answers_differ} answers differ, settings differ: {p.settings_differ})"
+                          for p in pairs.head(SHOWN).itertuples())
+        more = f"; and {len(pairs) - SHOWN} more pairs" if len(pairs) > SHOWN else ""
+        notes.append(f"warning: {len(pairs)} pairs of runs hold the same questions ({int(pairs['duplicate_rows'].sum())} "
+                     f"duplicate rows): {named}{more} ({details})")
+    lines = problems[(problems["action"] == "skipped") & ~problems["kind"].isin(RUN_PROBLEMS)]
+    if len(lines):
+        kinds = lines["kind"].astype(str).value_counts()
+        first = lines.astype(object).iloc[0]
+        notes.append(f"note: {len(lines)} lines skipped ({', '.join(f'{n} {kind}' for kind, n in kinds.items())}); "
+                     f"first: {_where(first)}: {first['detail']} ({details})")
+    return notes
+
+
+def read_logs(args: argparse.Namespace, details: str = "the report's problems.csv lists them"):
+    """(registry, IngestResult) for the log options of add_log_arguments; prints what was skipped to stderr
+    (`details` says where the full list is) or, with --strict, raises StrictError."""
     from model_configs import load_registry
     from postprocess.logs.cache import load_or_ingest
     from postprocess.logs.ingest import ingest_logs
 
     registry = load_registry(extra=args.extra_models)
     options = {"model_overrides": _model_map(args.model_map), "strict": not args.skip_unknown_models,
-               "progress": args.progress}
+               "progress": args.progress, "duplicates": args.duplicates}
     if args.cache_dir:
-        return registry, load_or_ingest(args.logs, args.cache_dir, registry, **options)
-    return registry, ingest_logs(args.logs, registry, **options)
+        result = load_or_ingest(args.logs, args.cache_dir, registry, refresh=args.refresh, **options)
+    else:
+        result = ingest_logs(args.logs, registry, **options)
+    if args.strict:
+        strict_check(result)
+    for note in console_notes(result, details):
+        print(note, file=sys.stderr)
+    return registry, result

@@ -1,15 +1,30 @@
 """Parquet cache of ingested logs, so that re-running the analysis does not re-read the JSONL.
 
 `load_or_ingest(dirs, cache_dir, registry, ...)` returns the IngestResult stored under
-`cache_dir/ingest-<fingerprint>/` (table.parquet, runs.parquet, problems.parquet, meta.json) when one
-exists, else ingests and stores it. The fingerprint is a SHA-256 over:
-- every `*_results.json` and `*_samples_*.jsonl` under `dirs`: resolved path, size, mtime (ns);
-- the registry after overrides (models, families, override map) and the `strict` flag;
-- the source of postprocess/logs/ingest.py and runs.py, lmms_eval_tasks/record.py and
-  model_configs/registry.py (the ingestion, validation and model-matching rules).
-Any change to these makes a new entry; old entries are left in place (delete the folder to reclaim
-space). Entries are written to a temporary folder and renamed into place, so a killed run never
-leaves a half-written entry behind. Cached frames keep their dtypes (categoricals, nullable booleans).
+`cache_dir/ingest-<key>/` (one Parquet file per IngestResult frame and meta.json) when a sound one
+exists, else ingests and stores it.
+
+The key is a SHA-256 over:
+- every `*_results.json` and `*_samples_*.jsonl` under `dirs`: resolved path and a hash of its bytes
+  (xxh3-128, ~20 GB/s), so an edited log is a new key whatever its size and times;
+- the registry after overrides (models, families, override map), `strict` and the `duplicates` rule;
+- the source of the ingestion code (postprocess/logs/ingest.py, lines.py, runs.py,
+  lmms_eval_tasks/record.py, model_configs/registry.py).
+
+Hashes are remembered in `cache_dir/file_hashes.json` to skip re-reading unchanged files. A remembered
+hash is used only when the file's device, inode, size, mtime and ctime are all those recorded, and the
+recorded ctime is over 2 s older than the moment its hashing began. Any write to a file, and any change
+of its times (`touch`, `touch -d` included), sets its ctime to the current time, which no user can set
+back; so a file changed after it was hashed no longer matches, and one changed shortly before (inside a
+coarse timestamp's tick) is not remembered (it is hashed again next time, as git does with racy files).
+
+An entry checks itself when read: meta.json must parse and name this key, and each frame file must
+have the size and hash meta.json records and read back with the expected columns. A damaged entry
+(deleted meta.json, truncated or edited Parquet, unreadable frame) is rebuilt with a one-line notice;
+`refresh=True` rebuilds it regardless. Entries are written to a temporary folder and renamed into
+place, so a killed run never leaves a half-written entry behind; if the cache cannot be written the
+result is returned uncached with a notice. Old entries are left in place (delete the folder to reclaim
+space). Cached frames keep their dtypes (categoricals, nullable booleans).
 """
 
 from __future__ import annotations
@@ -18,49 +33,166 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
+import xxhash
 
 import lmms_eval_tasks.record
 import model_configs.registry
 from model_configs import Registry
-from postprocess.logs import ingest, runs
+from postprocess.logs import ingest, lines, runs
 
-_FRAMES = ("table", "runs", "problems", "run_tasks")
+HASHES_FILE = "file_hashes.json"
+RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
+_CHUNK = 1 << 22
+_CODE = (ingest, lines, runs, lmms_eval_tasks.record, model_configs.registry)
 
 
-def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_overrides: dict[str, str] | None = None,
-                      strict: bool = True) -> str:
-    """SHA-256 of the log files' identities, the effective registry, `strict` and the ingestion code."""
-    if model_overrides:
-        registry = registry.with_overrides(model_overrides)
-    digest = hashlib.sha256()
+class DamagedEntry(Exception):
+    """A cache entry that does not read back as written; the message says what is wrong."""
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------- file hashes
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def content_hash(path: Path) -> str:
+    """xxh3-128 of the file's bytes."""
+    digest = xxhash.xxh3_128()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class FileHashes:
+    """Content hashes of files, remembered across runs under the rule in the module docstring."""
+
+    def __init__(self, memo_path: Path | None, notice: Callable[[str], None] = _stderr) -> None:
+        self.memo_path = memo_path
+        self.memo: dict[str, list] = {}
+        self.changed = False
+        if memo_path is not None and memo_path.exists():
+            try:
+                memo = json.loads(memo_path.read_text(encoding="utf-8"))
+                if not isinstance(memo, dict) or not all(isinstance(v, list) and len(v) == 6 for v in memo.values()):
+                    raise ValueError("not a mapping of file -> [device, inode, size, mtime, ctime, hash]")
+                self.memo = memo
+            except (OSError, ValueError) as error:
+                notice(f"cache: {memo_path} is damaged ({error}); hashing every log file again")
+                self.changed = True
+
+    def __call__(self, path: Path) -> str:
+        key = str(path)
+        before = os.stat(path)
+        remembered = self.memo.get(key)
+        if remembered is not None and remembered[:5] == _identity(before):
+            return remembered[5]
+        hashed_at = time.time_ns()
+        digest = content_hash(path)
+        after = os.stat(path)
+        if _identity(after) == _identity(before) and after.st_ctime_ns < hashed_at - RACY_MARGIN_NS:
+            self.memo[key] = [*_identity(after), digest]
+        else:
+            self.memo.pop(key, None)
+        self.changed = True
+        return digest
+
+    def save(self) -> None:
+        """Write the remembered hashes (of files that still exist) when they changed."""
+        if self.memo_path is None or not self.changed:
+            return
+        memo = {path: record for path, record in self.memo.items() if os.path.exists(path)}
+        _atomic_write_text(self.memo_path, json.dumps(memo))
+        self.changed = False
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------------------------------------- key
+def log_files(dirs: Iterable[Path | str]) -> list[Path]:
+    """Every results.json and samples file under `dirs`, resolved and sorted."""
     files = set()
     for root in map(Path, dirs):
         if not root.is_dir():
             raise FileNotFoundError(f"log folder {root} does not exist")
         for pattern in (f"*{runs.RESULTS_SUFFIX}", f"*{runs.SAMPLES_MARKER}*.jsonl"):
             files.update(p.resolve() for p in root.rglob(pattern) if p.is_file())
-    for path in sorted(files):
-        stat = path.stat()
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return sorted(files)
+
+
+def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_overrides: dict[str, str] | None = None,
+                      strict: bool = True, duplicates: str = "newest", hashes: Callable[[Path], str] = content_hash
+                      ) -> str:
+    """SHA-256 of the log files' paths and contents, the effective registry, the options and the ingestion
+    code. `hashes` gives a file's content hash (a FileHashes remembers them)."""
+    if model_overrides:
+        registry = registry.with_overrides(model_overrides)
+    digest = hashlib.sha256()
+    for path in log_files(dirs):
+        digest.update(f"{path}\0{hashes(path)}\n".encode("utf-8", "surrogateescape"))
     digest.update(registry.fingerprint().encode())
-    digest.update(f"strict={strict}".encode())
-    for module in (ingest, runs, lmms_eval_tasks.record, model_configs.registry):
+    digest.update(f"strict={strict}\0duplicates={duplicates}".encode())
+    for module in _CODE:
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 
 
+# ---------------------------------------------------------------------------------------------- entries
 def _entry(cache_dir: Path, fingerprint: str) -> Path:
     return Path(cache_dir) / f"ingest-{fingerprint[:24]}"
 
 
-def _read_entry(entry: Path) -> ingest.IngestResult:
-    meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
-    frames = {name: pd.read_parquet(entry / f"{name}.parquet") for name in _FRAMES}
+def _expected_columns() -> dict[str, list[str]]:
+    return {"table": ingest.TABLE_COLUMNS, "runs": ingest.RUNS_COLUMNS, "problems": ingest.PROBLEM_COLUMNS,
+            "run_tasks": ingest.RUN_TASK_COLUMNS, "settings": ingest.SETTINGS_COLUMNS,
+            "duplicate_runs": ingest.DUPLICATE_RUN_COLUMNS}
+
+
+def _read_entry(entry: Path, fingerprint: str) -> ingest.IngestResult:
+    """The stored result; DamagedEntry when anything does not read back as written."""
+    try:
+        meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DamagedEntry("meta.json is missing") from None
+    except (OSError, ValueError) as error:
+        raise DamagedEntry(f"meta.json is unreadable: {error}") from None
+    if not isinstance(meta, dict) or meta.get("fingerprint") != fingerprint or not isinstance(meta.get("counts"), dict):
+        raise DamagedEntry("meta.json does not describe this entry")
+    frames = {}
+    for name, columns in _expected_columns().items():
+        path = entry / f"{name}.parquet"
+        recorded = (meta.get("frames") or {}).get(name)
+        try:
+            if recorded != [path.stat().st_size, content_hash(path)]:
+                raise DamagedEntry(f"{path.name} is not the file that was written (size or content changed)")
+            frame = pd.read_parquet(path)
+        except OSError as error:
+            raise DamagedEntry(f"{path.name} is unreadable: {error}") from None
+        except (ValueError, TypeError) as error:  # pyarrow's ArrowInvalid is a ValueError
+            raise DamagedEntry(f"{path.name} is unreadable: {error}") from None
+        if list(frame.columns) != columns:
+            raise DamagedEntry(f"{path.name} has columns {list(frame.columns)}, expected {columns}")
+        frames[name] = frame
     return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True)
 
 
@@ -68,35 +200,61 @@ def _write_entry(entry: Path, result: ingest.IngestResult, fingerprint: str, dir
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
     try:
-        for name in _FRAMES:
-            getattr(result, name).to_parquet(staging / f"{name}.parquet", index=False)
-        meta = {"fingerprint": fingerprint, "dirs": dirs, "counts": result.counts}
+        recorded = {}
+        for name in ingest.FRAMES:
+            path = staging / f"{name}.parquet"
+            getattr(result, name).to_parquet(path, index=False)
+            recorded[name] = [path.stat().st_size, content_hash(path)]
+        meta = {"fingerprint": fingerprint, "dirs": dirs, "counts": result.counts, "frames": recorded}
         (staging / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
         try:
             os.rename(staging, entry)
         except OSError:
-            if not (entry / "meta.json").exists():  # not a concurrent writer of the same entry: a real error
-                raise
+            try:  # a concurrent writer of the same inputs got there first: keep its sound entry
+                _read_entry(entry, fingerprint)
+            except DamagedEntry:
+                raise OSError(f"cannot replace cache entry {entry}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
 def load_or_ingest(dirs: Iterable[Path | str], cache_dir: Path | str, registry: Registry,
                    model_overrides: dict[str, str] | None = None, strict: bool = True, progress: bool = False,
-                   workers: int | None = None, refresh: bool = False) -> ingest.IngestResult:
+                   workers: int | None = None, refresh: bool = False, duplicates: str = "newest",
+                   notice: Callable[[str], None] = _stderr) -> ingest.IngestResult:
     """The cached IngestResult for these inputs, or a fresh `ingest_logs` run stored in the cache.
-    `refresh` re-ingests and overwrites the entry; `from_cache` on the result says which happened."""
+    `refresh` re-ingests and overwrites the entry; `from_cache` on the result says which happened;
+    `notice` receives the one-line notices (damaged entries, a cache that cannot be written)."""
+    cache_dir = Path(cache_dir)
+    if cache_dir.exists() and not cache_dir.is_dir():
+        raise NotADirectoryError(f"--cache-dir {cache_dir} is a file, not a folder")
     dirs = [str(Path(d).resolve()) for d in dirs]
-    fingerprint = input_fingerprint(dirs, registry, model_overrides, strict)
-    entry = _entry(Path(cache_dir), fingerprint)
-    if refresh:
-        shutil.rmtree(entry, ignore_errors=True)
-    elif (entry / "meta.json").exists():
-        return _read_entry(entry)
+    hashes = FileHashes(cache_dir / HASHES_FILE, notice)
+    fingerprint = input_fingerprint(dirs, registry, model_overrides, strict, duplicates, hashes)
+    entry = _entry(cache_dir, fingerprint)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        hashes.save()
+        writable = True
+    except OSError as error:
+        notice(f"cache: cannot write {cache_dir} ({error}); continuing without the cache")
+        writable = False
+    if entry.exists() and not refresh:
+        try:
+            return _read_entry(entry, fingerprint)
+        except DamagedEntry as damage:
+            notice(f"cache: {entry} is damaged ({damage}); rebuilding it")
     result = ingest.ingest_logs(dirs, registry, model_overrides=model_overrides, progress=progress, strict=strict,
-                                workers=workers)
-    _write_entry(entry, result, fingerprint, dirs)
+                                workers=workers, duplicates=duplicates)
+    if writable:
+        try:
+            if entry.exists():
+                shutil.rmtree(entry)
+            _write_entry(entry, result, fingerprint, dirs)
+        except OSError as error:
+            notice(f"cache: cannot write {entry} ({error}); continuing without the cache")
     return result
 
 
-__all__ = ["input_fingerprint", "load_or_ingest"]
+__all__ = ["HASHES_FILE", "DamagedEntry", "FileHashes", "content_hash", "input_fingerprint", "load_or_ingest",
+           "log_files"]

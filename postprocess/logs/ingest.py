@@ -9,47 +9,61 @@ Runs
 - Its model is the `pretrained=` (else `model=`) entry of results.json `config.model_args` (a string
   "pretrained=/x/y,device_map=cpu" or a dict), resolved with the registry plus `model_overrides`
   ({path or last path component: model key}, the CLI's `--model-map PATH=KEY`).
-- A run whose model cannot be determined (unknown path, no model path, unreadable results.json) raises
-  UnresolvedModelError naming every such results file and model path and the `--model-map` fix; with
-  strict=False those runs are skipped and reported (unresolved_model / bad_results_file).
-- A samples file without a results.json of the same PREFIX beside it (lmms-eval was killed, or the
-  file was copied alone) is an orphan: not ingested, reported (orphan_samples).
-- A task listed in results.json without its samples file is reported (missing_samples).
+- A run whose model cannot be determined (unknown path, no model path) raises UnresolvedModelError
+  naming every such results file and model path and the `--model-map` fix; with strict=False those runs
+  are skipped and reported (unresolved_model).
+- A results.json that cannot be read or is not the shape lmms-eval writes (runs.read_results) is
+  skipped and reported with the field at fault (bad_results_file); so is a samples file without a
+  results.json of the same PREFIX beside it (lmms-eval was killed, or the file was copied alone:
+  orphan_samples). A task listed in results.json without its samples file is reported (missing_samples).
 
-Lines: each problem is reported in `problems` with file and 1-based line; nothing is dropped silently.
+Lines (parsing: postprocess/logs/lines.py): each problem is reported in `problems` with file, 1-based
+line, the field at fault and the reason; nothing is dropped silently.
 - Blank lines are ignored (counted in counts["blank_lines"]).
 - A last line without a newline that is not valid JSON is a write cut short by a killed run: skipped
   (truncated_line). Any other line that is not a JSON object: skipped (malformed_json).
 - A line without `per_question`: skipped (missing_per_question).
 - A record without `response` takes it from the line's `filtered_resps` (else `resps`), accepted as
   "x", ["x"] or [["x"]]: kept and reported (response_from_filtered_resps).
-- A record failing lmms_eval_tasks.record.validate_record: skipped (invalid_record, with its message).
-- Rows are keyed by (model, benchmark, split, variant, question_id). Samples files are read in
-  (file mtime, path) order, lines in file order, and the FIRST occurrence of a key is kept; later ones
-  are skipped and reported (duplicate) with the kept row's file:line and whether their response,
-  prediction or correct differ.
+- A record failing lmms_eval_tasks.record.validate_record, or holding text that is not valid Unicode:
+  skipped (invalid_record, with its message).
+
+Duplicates: rows are keyed by (model, benchmark, split, variant, question_id). Runs are ranked by their
+own timestamp (runs.RunFacts.timestamp, never file ages) under `duplicates`:
+- "newest" (default): the newest run's row is kept; "oldest": the oldest run's;
+- "error": two runs holding the same key raise DuplicateRunsError naming them.
+Equal timestamps are ranked by results-file path. Inside a run, files go in path order and lines in file
+order; the first occurrence of a key is kept. A duplicate between runs when one of them has no timestamp
+raises DuplicateRunsError (which is newer cannot be said). Every later occurrence is skipped and reported
+(duplicate) with the kept row's file:line and whether response, prediction or correct differ; each pair
+of runs that shared keys is a row of `duplicate_runs` (model, both runs and timestamps, the
+benchmark/split/variant involved, duplicate rows, rows whose answers differ, generation settings that
+differ).
 
 Table (one row per kept record): model, family, size, total_params, active_params, moe, encoder_tier
 (from the registry); benchmark, split, subtask, question_id, variant, gold, response, prediction,
 correct, match (the record contract); rule, kind (optional record fields: extraction rule and question
-kind, null when absent); extra (any other record fields, JSON-encoded, null when none); task, doc_id,
-source_file, source_line (provenance). `gold` is text: lists are JSON-encoded, null stays null.
-`correct` is pandas' nullable boolean. Low-cardinality text columns are categoricals ordered like the
-registry (models by family, then size) and record.BENCHMARKS / SPLITS / MATCH_KINDS; free text
+kind, null when absent); extra (any other record fields, compact JSON with sorted keys, null when none);
+task, doc_id, source_file, source_line (provenance). `gold` is text: lists are JSON-encoded, null stays
+null. `correct` is pandas' nullable boolean. Low-cardinality text columns are categoricals ordered like
+the registry (models by family, then size) and record.BENCHMARKS / SPLITS / MATCH_KINDS; free text
 (question_id, gold, response, prediction, extra) uses pandas' string dtype.
 
-Speed: parsing a line costs ~11 us with the stdlib parser on this project's machines (orjson measured
-slower there), so files are parsed in worker processes (`workers`, default: one per core for inputs
-over 16 MB, fork start method, Linux only) and merged in the order above.
+Other frames: `runs` (one row per results.json), `run_tasks` (per ingested run and task: n-samples and
+output tokens), `settings` (per ingested run and task: every generation setting, runs.py's rules),
+`duplicate_runs` (above), `problems` (PROBLEM_COLUMNS).
+
+Speed: lines.py's fast parser (msgspec) reads a well-formed line in ~1.5 us; files are parsed in worker
+processes (`workers`, default: one per core for inputs over 16 MB, fork start method, Linux only) and
+merged in the order above.
 """
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -59,9 +73,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, REQUIRED_FIELDS, SPLITS, RecordError, validate_record
+from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
 from model_configs import ModelSpec, Registry
-from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs, read_results
+from postprocess.logs.lines import PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file
+from postprocess.logs.runs import (DUPLICATE_RULES, RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs,
+                                   read_results)
 
 PARALLEL_MIN_BYTES = 16 * 2**20  # below this, starting workers costs more than it saves
 
@@ -72,11 +88,16 @@ TABLE_COLUMNS = [
 ]
 ROW_KEY = ["model", "benchmark", "split", "variant", "question_id"]
 RUNS_COLUMNS = [
-    "results_file", "timestamp", "model", "model_path", "lmms_eval_model", "tasks", "n_samples_files",
-    "n_lines", "n_rows", "n_skipped", "status", "elapsed_s",
+    "results_file", "timestamp", "model", "model_path", "lmms_eval_model", "lmms_eval_version", "tasks",
+    "n_samples_files", "n_lines", "n_rows", "n_skipped", "status", "detail", "elapsed_s",
 ]
 RUN_TASK_COLUMNS = ["results_file", "model", "task", "effective", "output_tokens"]
-PROBLEM_COLUMNS = ["kind", "action", "file", "line", "detail", "model", "benchmark"]
+SETTINGS_COLUMNS = ["results_file", "model", "task", "setting", "value"]
+DUPLICATE_RUN_COLUMNS = [
+    "model", "kept_run", "kept_timestamp", "dropped_run", "dropped_timestamp", "datasets", "duplicate_rows",
+    "answers_differ", "settings_differ", "kept_because",
+]
+PROBLEM_COLUMNS = ["kind", "action", "file", "line", "field", "detail", "model", "benchmark"]
 
 # kind -> what happened to the data (rules in the module docstring)
 PROBLEM_ACTIONS = {
@@ -91,27 +112,30 @@ PROBLEM_ACTIONS = {
     "duplicate": "skipped",
     "response_from_filtered_resps": "kept",
 }
-# Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
-PROMOTED_FIELDS = ("rule", "kind")
-_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS)
-_TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
-                 "match", "rule", "kind", "extra"]
-_ROW_FIELDS = (*_TEXT_COLUMNS, "correct", "doc_id", "source_line", "response_filled")
-_encode_extra = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+RUN_PROBLEMS = ("unresolved_model", "bad_results_file", "orphan_samples")  # a whole run or file not read
 
 
 class UnresolvedModelError(ValueError):
     """Runs whose model cannot be determined; the message names each results file and the fix."""
 
 
+class DuplicateRunsError(ValueError):
+    """Runs holding the same questions that the duplicates rule cannot or may not choose between."""
+
+
 @dataclass
 class IngestResult:
     table: pd.DataFrame
     runs: pd.DataFrame  # RUNS_COLUMNS, one row per results.json
-    problems: pd.DataFrame
+    problems: pd.DataFrame  # PROBLEM_COLUMNS
     run_tasks: pd.DataFrame  # RUN_TASK_COLUMNS, one row per task a results.json lists (its n-samples)
+    settings: pd.DataFrame  # SETTINGS_COLUMNS, per ingested run and task
+    duplicate_runs: pd.DataFrame  # DUPLICATE_RUN_COLUMNS, one row per (kept run, dropped run) pair
     counts: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
+
+
+FRAMES = ("table", "runs", "problems", "run_tasks", "settings", "duplicate_runs")  # IngestResult's frames
 
 
 @dataclass
@@ -120,7 +144,7 @@ class _Run:
     samples: dict[str, Path]
     facts: RunFacts
     spec: ModelSpec | None = None
-    failure: tuple[str, str] | None = None  # (problem kind, detail) when the model is not determined
+    failure: tuple[str, str | None, str] | None = None  # (problem kind, field, detail) when not ingested
 
     @property
     def prefix(self) -> str:
@@ -131,31 +155,24 @@ class _Run:
         return self.facts.model_path
 
 
-@dataclass
-class _ParsedFile:
-    """What one samples file holds: candidate rows before de-duplication, and its line problems."""
-    rows: pd.DataFrame
-    problems: list[tuple[str, int, str, str | None]]  # (kind, line, detail, benchmark)
-    lines: int
-    blank_lines: int
-
-
 # ---------------------------------------------------------------------------------------------- runs
 def _describe_run(run: _Run, registry: Registry) -> None:
     """Fill the spec (or failure) of a run from its results.json facts."""
     if run.facts.problem:
-        run.failure = ("bad_results_file", run.facts.problem)
+        run.failure = ("bad_results_file", run.facts.problem_field, run.facts.problem)
     elif run.model_path is None:
-        run.failure = ("bad_results_file", "config.model_args has no pretrained=, model= or model_version= entry")
+        run.failure = ("unresolved_model", "config.model_args",
+                       "config.model_args has no pretrained=, model= or model_version= entry")
     else:
         run.spec = registry.resolve(run.model_path)
         if run.spec is None:
-            run.failure = ("unresolved_model", f"model path {run.model_path!r} matches no registry model")
+            run.failure = ("unresolved_model", "config.model_args",
+                           f"model path {run.model_path!r} matches no registry model")
 
 
 def _unresolved_message(failed: list[_Run]) -> str:
     lines = [f"{len(failed)} run(s) have no known model, so their rows cannot be attributed:"]
-    lines += [f"  {run.results_path}: {run.failure[1]}" for run in failed]
+    lines += [f"  {run.results_path}: {run.failure[2]}" for run in failed]
     example = next((run.model_path for run in failed if run.model_path), "/path/to/model")
     lines.append(f"Map each model path to a registry key with --model-map PATH=KEY (e.g. --model-map "
                  f"'{example}=Qwen3-VL-2B'), add the model to an extra models YAML (--extra-models), "
@@ -163,88 +180,16 @@ def _unresolved_message(failed: list[_Run]) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------- lines
-def _response_from_resps(line: dict) -> str | None:
-    """The single response in filtered_resps (else resps): "x", ["x"] or [["x"]]; None otherwise."""
-    for name in ("filtered_resps", "resps"):
-        value = line.get(name)
-        while isinstance(value, list) and len(value) == 1:
-            value = value[0]
-        if isinstance(value, str):
-            return value
-    return None
+def _run_order(runs: list[_Run], rule: str) -> dict[Path, tuple]:
+    """results path -> sort key: the runs the rule prefers first, then unknown timestamps, ties by path."""
+    timestamps = sorted({run.facts.timestamp for run in runs if run.facts.timestamp}, reverse=rule != "oldest")
+    rank = {timestamp: i for i, timestamp in enumerate(timestamps)}
+    return {run.results_path: (rank.get(run.facts.timestamp, len(rank)), str(run.results_path)) for run in runs}
 
 
-def _as_text(value: Any) -> str | None:
-    return value if value is None or type(value) is str else str(value)
-
-
-def parse_samples_file(path: str | Path) -> _ParsedFile:
-    """Every valid record of one samples file as candidate rows, plus the problems of its other lines."""
-    kept: list[tuple] = []  # one tuple per record, fields in _ROW_FIELDS order
-    problems: list[tuple[str, int, str, str | None]] = []
-    decode = json.JSONDecoder().decode  # on str: skips json.loads' per-call encoding detection
-    lines = blank = 0
-    with open(path, "rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if raw.isspace():
-                blank += 1
-                continue
-            lines += 1
-            try:
-                obj = decode(raw.decode("utf-8"))
-            except ValueError as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-                if raw.endswith(b"\n"):
-                    problems.append(("malformed_json", line_no, f"not valid JSON: {err}", None))
-                else:
-                    problems.append(("truncated_line", line_no,
-                                     f"last line cut short ({len(raw)} bytes, no newline): {err}", None))
-                continue
-            if type(obj) is not dict:
-                problems.append(("malformed_json", line_no, f"line is a JSON {type(obj).__name__}, not an object",
-                                 None))
-                continue
-            record = obj.get("per_question")
-            if record is None:
-                problems.append(("missing_per_question", line_no, f"no per_question (doc_id {obj.get('doc_id')!r})",
-                                 None))
-                continue
-            filled = False
-            if type(record) is dict and "response" not in record:
-                response = _response_from_resps(obj)
-                if response is not None:
-                    record["response"] = response
-                    filled = True
-            try:
-                validate_record(record)
-            except RecordError as err:
-                benchmark = record.get("benchmark") if type(record) is dict else None
-                problems.append(("invalid_record", line_no, str(err), _as_text(benchmark)))
-                continue
-            gold = record["gold"]
-            extra_fields = record.keys() - _NOT_EXTRA
-            doc_id = obj.get("doc_id")
-            kept.append((
-                record["benchmark"], record["split"], record["subtask"], record["question_id"], record["variant"],
-                gold if gold is None or type(gold) is str else json.dumps(gold, ensure_ascii=False),
-                record["response"], record["prediction"], record["match"],
-                _as_text(record.get("rule")), _as_text(record.get("kind")),
-                _encode_extra({k: record[k] for k in extra_fields}) if extra_fields else None,
-                record["correct"], doc_id if type(doc_id) is int else None, line_no, filled,
-            ))
-    columns = dict(zip(_ROW_FIELDS, zip(*kept))) if kept else dict.fromkeys(_ROW_FIELDS, ())
-    rows = pd.DataFrame({name: pd.array(list(columns[name]), dtype="str") for name in _TEXT_COLUMNS})
-    correct = np.array(columns["correct"], dtype=object)
-    unknown = np.equal(correct, None)
-    rows["correct"] = pd.arrays.BooleanArray(np.where(unknown, False, correct).astype(bool), unknown.astype(bool))
-    rows["doc_id"] = pd.array(list(columns["doc_id"]), dtype="Int64")
-    rows["source_line"] = np.array(columns["source_line"], dtype=np.int32)
-    rows["response_filled"] = np.array(columns["response_filled"], dtype=bool)
-    return _ParsedFile(rows, problems, lines, blank)
-
-
+# ---------------------------------------------------------------------------------------------- files
 @contextmanager
-def _file_parser(workers: int) -> Iterator[Callable[[list[str]], Iterator[_ParsedFile]]]:
+def _file_parser(workers: int) -> Iterator[Callable[[list[str]], Iterator[ParsedFile]]]:
     """A map of parse_samples_file that keeps the input order: in `workers` forked processes when
     workers > 1 (forked before any progress-bar thread exists), else in this process."""
     if workers <= 1:
@@ -260,7 +205,6 @@ def _default_workers(total_bytes: int, n_files: int) -> int:
     return max(1, min(len(os.sched_getaffinity(0)), n_files))
 
 
-# ---------------------------------------------------------------------------------------------- table
 def _categorical(values: Any, order: Iterable[str] = ()) -> pd.Categorical:
     """Categorical of the present values: those in `order` first, in that order, then the rest sorted."""
     categorical = pd.Categorical(values)
@@ -280,9 +224,10 @@ class _Problems:
     def __init__(self) -> None:
         self._rows: list[tuple] = []
 
-    def add(self, order: int, kind: str, file: Path | str, line: int | None, detail: str,
+    def add(self, order: int, kind: str, file: Path | str, line: int | None, field: str | None, detail: str,
             model: str | None = None, benchmark: str | None = None) -> None:
-        self._rows.append((order, line or 0, kind, PROBLEM_ACTIONS[kind], str(file), line, detail, model, benchmark))
+        self._rows.append((order, line or 0, kind, PROBLEM_ACTIONS[kind], str(file), line, field, detail, model,
+                           benchmark))
 
     def counts(self) -> Counter:
         return Counter(row[2] for row in self._rows)
@@ -291,14 +236,13 @@ class _Problems:
         frame = pd.DataFrame([row[2:] for row in sorted(self._rows, key=lambda r: r[:2])], columns=PROBLEM_COLUMNS)
         frame["kind"] = _categorical(frame["kind"].astype(object), PROBLEM_ACTIONS)
         frame["line"] = frame["line"].astype("Int64")
-        for column in ("action", "file", "detail", "model", "benchmark"):
+        for column in ("action", "file", "field", "detail", "model", "benchmark"):
             frame[column] = frame[column].astype("str")
         return frame
 
 
 @dataclass
 class _SamplesFile:
-    mtime_ns: int
     path: str
     run: _Run
     task: str
@@ -317,54 +261,125 @@ def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problem
 
             parsed_files = tqdm(parsed_files, total=len(files), unit="file", desc="ingest logs")
         for order, (file, parsed) in enumerate(zip(files, parsed_files)):
-            for kind, line, detail, benchmark in parsed.problems:
-                problems.add(order, kind, file.path, line, detail, file.run.spec.key, benchmark)
-            parsed.rows["_order"] = order
+            for kind, line, field_name, detail, benchmark in parsed.problems:
+                problems.add(order, kind, file.path, line, field_name, detail, file.run.spec.key, benchmark)
             parts.append(parsed.rows)
             lines_per_run[file.run.results_path] += parsed.lines
             blank_lines += parsed.blank_lines
-    rows = pd.concat(parts, ignore_index=True) if parts else _empty_rows()
+    rows = pd.concat(parts, ignore_index=True) if parts else empty_rows()
     rows_per_file = np.array([len(part) for part in parts], dtype=np.int64)
+    rows["_order"] = np.repeat(np.arange(len(parts), dtype=np.int64), rows_per_file)
     rows["model"] = _repeat_categorical([f.run.spec.key for f in files], rows_per_file)
     rows["source_file"] = _repeat_categorical([f.path for f in files], rows_per_file)
     return rows, lines_per_run, blank_lines
 
 
-def _empty_rows() -> pd.DataFrame:
-    """The candidate-row frame of a file without records (keeps dtypes when nothing was read)."""
-    empty = parse_samples_file(os.devnull).rows
-    empty["_order"] = np.zeros(0, dtype=np.int64)
-    return empty
+# ---------------------------------------------------------------------------------------------- duplicates
+def _differing(rows: pd.DataFrame, later: np.ndarray, kept: np.ndarray) -> dict[str, np.ndarray]:
+    """Per answer field: whether each later row differs from its kept row (null equals null)."""
+    differing = {}
+    for name in ("response", "prediction", "correct"):
+        a = rows[name].iloc[later].reset_index(drop=True)
+        b = rows[name].iloc[kept].reset_index(drop=True)
+        same = (a == b).fillna(False).astype(bool) | (a.isna() & b.isna())
+        differing[name] = ~same.to_numpy()
+    return differing
 
 
-def _drop_duplicates(rows: pd.DataFrame, problems: _Problems) -> pd.DataFrame:
-    """Rows without later occurrences of a ROW_KEY; reports those and the kept filled-in responses."""
+def _settings_difference(kept: _SamplesFile, dropped: _SamplesFile) -> list[str]:
+    """`setting: kept value vs dropped value` for each generation setting the two files' runs differ in."""
+    ours, theirs = kept.run.facts.settings_of(kept.task), dropped.run.facts.settings_of(dropped.task)
+    return [f"{name}: {ours.get(name, '(absent)')} vs {theirs.get(name, '(absent)')}"
+            for name in sorted(ours.keys() | theirs.keys()) if ours.get(name) != theirs.get(name)]
+
+
+def _duplicate_run_pairs(rows: pd.DataFrame, files: list[_SamplesFile], duplicates: np.ndarray,
+                         firsts: np.ndarray, differs: np.ndarray, rule: str) -> pd.DataFrame:
+    """One row per (kept run, dropped run) that shared keys (DUPLICATE_RUN_COLUMNS)."""
+    orders = rows["_order"].to_numpy()
+    datasets = (rows["benchmark"].astype(str) + " " + rows["split"].astype(str) + " "
+                + rows["variant"].astype(str)).to_numpy(dtype=object)
+    pairs: dict[tuple[int, int], dict] = defaultdict(lambda: {"rows": 0, "differ": 0, "datasets": set(),
+                                                              "files": set()})
+    for dropped_row, kept_row, differ in zip(duplicates, firsts, differs):
+        kept_file, dropped_file = files[orders[kept_row]], files[orders[dropped_row]]
+        if kept_file.run is dropped_file.run:
+            continue
+        pair = pairs[(id(kept_file.run), id(dropped_file.run))]
+        if not pair["rows"]:
+            pair["runs"] = (kept_file.run, dropped_file.run)
+        pair["rows"] += 1
+        pair["differ"] += bool(differ)
+        pair["datasets"].add(datasets[dropped_row])
+        pair["files"].add((orders[kept_row], orders[dropped_row]))
+    records = []
+    for pair in pairs.values():
+        kept, dropped = pair["runs"]
+        settings = sorted({text for k, d in pair["files"] for text in _settings_difference(files[k], files[d])})
+        if kept.facts.timestamp is None or dropped.facts.timestamp is None:
+            because = "no timestamp"
+        elif kept.facts.timestamp == dropped.facts.timestamp:
+            because = "same timestamp: first results path"
+        else:
+            because = f"{rule} timestamp"
+        records.append({
+            "model": kept.spec.key, "kept_run": str(kept.results_path), "kept_timestamp": kept.facts.timestamp,
+            "dropped_run": str(dropped.results_path), "dropped_timestamp": dropped.facts.timestamp,
+            "datasets": ", ".join(sorted(pair["datasets"])), "duplicate_rows": pair["rows"],
+            "answers_differ": pair["differ"], "settings_differ": "; ".join(settings) or "none",
+            "kept_because": because,
+        })
+    frame = pd.DataFrame(records, columns=DUPLICATE_RUN_COLUMNS)
+    return frame.astype({"duplicate_rows": "int64", "answers_differ": "int64"})
+
+
+def _check_duplicate_runs(pairs: pd.DataFrame, rule: str) -> None:
+    if pairs.empty:
+        return
+    untimed = pairs[pairs["kept_because"] == "no timestamp"]
+    if rule == "error" or len(untimed):
+        shown = pairs if rule == "error" else untimed
+        listed = "; ".join(f"{p.kept_run} and {p.dropped_run} ({p.duplicate_rows} questions of {p.datasets})"
+                           for p in shown.head(3).itertuples())
+        more = f" and {len(shown) - 3} more pairs" if len(shown) > 3 else ""
+        if rule == "error":
+            raise DuplicateRunsError(f"{len(shown)} pairs of runs hold the same questions: {listed}{more}; "
+                                     "keep one of each or choose a rule (--duplicates newest|oldest)")
+        raise DuplicateRunsError(f"cannot tell which of two runs holding the same questions is newer: {listed}{more}: "
+                                 "a run without a YYYYMMDD_HHMMSS results.json `date` or file prefix has no "
+                                 "timestamp; remove or rename one of them")
+
+
+def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: _Problems, rule: str
+                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows without later occurrences of a ROW_KEY, and the duplicate run pairs; reports every later
+    occurrence and the kept filled-in responses."""
     key_codes = rows.groupby(ROW_KEY, sort=False, observed=True, dropna=False).ngroup().to_numpy()
     _, first_of_key = np.unique(key_codes, return_index=True)
     first_row = first_of_key[key_codes] if len(rows) else np.zeros(0, dtype=np.int64)
     duplicate = first_row != np.arange(len(rows))
     duplicates = np.flatnonzero(duplicate)
+    firsts = first_row[duplicates]
+    differing = _differing(rows, duplicates, firsts)
+    pairs = _duplicate_run_pairs(rows, files, duplicates, firsts,
+                                 np.logical_or.reduce(list(differing.values())), rule)
+    _check_duplicate_runs(pairs, rule)
     filled = np.flatnonzero(rows["response_filled"].to_numpy() & ~duplicate)
     if len(duplicates) or len(filled):
         where = rows[["_order", "source_line", "source_file", "model", "benchmark"]].astype(object).to_numpy()
-        for row, detail in zip(duplicates, _duplicate_details(rows, duplicates, first_row[duplicates])):
+        for row, detail in zip(duplicates, _duplicate_details(rows, duplicates, firsts, differing)):
             order, line, file, model, benchmark = where[row]
-            problems.add(order, "duplicate", file, line, detail, model, benchmark)
+            problems.add(order, "duplicate", file, line, "per_question.question_id", detail, model, benchmark)
         for row in filled:
             order, line, file, model, benchmark = where[row]
-            problems.add(order, "response_from_filtered_resps", file, line,
+            problems.add(order, "response_from_filtered_resps", file, line, "per_question.response",
                          "per_question had no response; taken from filtered_resps", model, benchmark)
-    return rows[~duplicate].reset_index(drop=True)
+    return rows[~duplicate].reset_index(drop=True), pairs
 
 
-def _duplicate_details(rows: pd.DataFrame, duplicates: np.ndarray, firsts: np.ndarray) -> list[str]:
+def _duplicate_details(rows: pd.DataFrame, duplicates: np.ndarray, firsts: np.ndarray,
+                       differing: dict[str, np.ndarray]) -> list[str]:
     """For each duplicate row: where the kept row is and which of response/prediction/correct differ."""
-    differing = {}
-    for name in ("response", "prediction", "correct"):
-        later = rows[name].iloc[duplicates].reset_index(drop=True)
-        kept = rows[name].iloc[firsts].reset_index(drop=True)
-        same = (later == kept).fillna(False).astype(bool) | (later.isna() & kept.isna())
-        differing[name] = ~same.to_numpy()
     files = rows["source_file"].astype(object).to_numpy()[firsts]
     lines = rows["source_line"].to_numpy()[firsts]
     question_ids = rows["question_id"].to_numpy(dtype=object)[duplicates]
@@ -378,6 +393,7 @@ def _duplicate_details(rows: pd.DataFrame, duplicates: np.ndarray, firsts: np.nd
     return details
 
 
+# ---------------------------------------------------------------------------------------------- frames
 def _finish_table(table: pd.DataFrame, files: list[_SamplesFile], registry: Registry) -> pd.DataFrame:
     """Add the registry's model columns per file and make the low-cardinality columns categorical."""
     kept_per_file = np.bincount(table["_order"].to_numpy(), minlength=len(files))
@@ -394,7 +410,7 @@ def _finish_table(table: pd.DataFrame, files: list[_SamplesFile], registry: Regi
     table["task"] = _repeat_categorical([f.task for f in files_with_rows], counts)
     table["source_file"] = table["source_file"].cat.remove_unused_categories()
     for column, order in (("benchmark", BENCHMARKS), ("split", SPLITS), ("subtask", ()), ("variant", ()),
-                          ("match", MATCH_KINDS), ("rule", ()), ("kind", ())):
+                          ("match", MATCH_KINDS), *((name, ()) for name in PROMOTED_FIELDS)):
         table[column] = _categorical(table[column], order)
     return table[TABLE_COLUMNS]
 
@@ -406,13 +422,14 @@ def _runs_frame(runs: list[_Run], table: pd.DataFrame, lines_per_run: Counter) -
     for file, n in rows_per_file.items():
         rows_per_run[source_of_results[file]] += int(n)
     frame = pd.DataFrame([{
-        "results_file": str(run.results_path), "timestamp": run.prefix,
+        "results_file": str(run.results_path), "timestamp": run.facts.timestamp,
         "model": run.spec.key if run.spec else None, "model_path": run.model_path,
-        "lmms_eval_model": run.facts.lmms_eval_model, "tasks": ",".join(sorted(run.samples)),
-        "n_samples_files": len(run.samples), "n_lines": lines_per_run[run.results_path],
-        "n_rows": rows_per_run[run.results_path],
+        "lmms_eval_model": run.facts.lmms_eval_model, "lmms_eval_version": run.facts.lmms_eval_version,
+        "tasks": ",".join(sorted(run.samples)), "n_samples_files": len(run.samples),
+        "n_lines": lines_per_run[run.results_path], "n_rows": rows_per_run[run.results_path],
         "n_skipped": lines_per_run[run.results_path] - rows_per_run[run.results_path],
         "status": "ingested" if not run.failure else f"skipped: {run.failure[0]}",
+        "detail": run.failure[2] if run.failure else None,
         "elapsed_s": run.facts.elapsed_s,
     } for run in runs], columns=RUNS_COLUMNS)
     return frame.astype({"n_samples_files": "int64", "n_lines": "int64", "n_rows": "int64", "n_skipped": "int64",
@@ -427,67 +444,92 @@ def _run_tasks_frame(runs: list[_Run]) -> pd.DataFrame:
     return frame.astype({"effective": "Int64", "output_tokens": "float64"})
 
 
+def _settings_frame(runs: list[_Run]) -> pd.DataFrame:
+    """Per ingested run and task (listed or read): each generation setting as text."""
+    return pd.DataFrame([(str(run.results_path), run.spec.key, task, name, value)
+                         for run in runs if not run.failure
+                         for task in sorted(set(run.facts.tasks) | set(run.samples))
+                         for name, value in sorted(run.facts.settings_of(task).items())],
+                        columns=SETTINGS_COLUMNS)
+
+
+# ---------------------------------------------------------------------------------------------- ingest
 def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides: dict[str, str] | None = None,
-                progress: bool = False, strict: bool = True, workers: int | None = None) -> IngestResult:
+                progress: bool = False, strict: bool = True, workers: int | None = None,
+                duplicates: str = "newest") -> IngestResult:
     """Read every lmms-eval run under `dirs` (rules in the module docstring).
 
     model_overrides: {model path or its last component: registry key} for paths the registry does not
     know. strict: raise UnresolvedModelError on runs without a known model (else skip and report them).
-    workers: parser processes (None: automatic, 1: in this process).
+    workers: parser processes (None: automatic, 1: in this process). duplicates: DUPLICATE_RULES.
     """
+    if duplicates not in DUPLICATE_RULES:
+        raise ValueError(f"duplicates rule {duplicates!r} is not one of {DUPLICATE_RULES}")
     if model_overrides:
         registry = registry.with_overrides(model_overrides)
     found, orphans = find_runs(dirs)
     runs = [_Run(files.results_path, files.samples, read_results(files.results_path)) for files in found]
     for run in runs:
         _describe_run(run, registry)
-    failed = [run for run in runs if run.failure]
-    if failed and strict:
-        raise UnresolvedModelError(_unresolved_message(failed))
+    unresolved = [run for run in runs if run.failure and run.failure[0] == "unresolved_model"]
+    if unresolved and strict:
+        raise UnresolvedModelError(_unresolved_message(unresolved))
     good = [run for run in runs if not run.failure]
 
     problems = _Problems()
-    for run in failed:
-        problems.add(-1, run.failure[0], run.results_path, None,
-                     f"{run.failure[1]}; {len(run.samples)} samples file(s) not ingested "
-                     "(--model-map PATH=KEY maps it)")
+    for run in runs:
+        if run.failure:
+            kind, field_name, detail = run.failure
+            fix = " (--model-map PATH=KEY maps it)" if kind == "unresolved_model" else ""
+            problems.add(-1, kind, run.results_path, None, field_name,
+                         f"{detail}; {len(run.samples)} samples file(s) not ingested{fix}")
     for path in orphans:
-        problems.add(-1, "orphan_samples", path, None,
+        problems.add(-1, "orphan_samples", path, None, None,
                      f"no {path.name.split(SAMPLES_MARKER)[0]}{RESULTS_SUFFIX} beside it (killed run?); not ingested")
     for run in good:
         for task in sorted(set(run.facts.tasks) - set(run.samples)):
-            problems.add(-1, "missing_samples", run.results_path, None,
+            problems.add(-1, "missing_samples", run.results_path, None, f"configs.{task}",
                          f"results.json lists task {task!r} but {run.prefix}{SAMPLES_MARKER}{task}.jsonl is absent",
                          run.spec.key)
 
-    # (mtime, path) order decides which of two duplicate rows is kept
-    files = sorted((_SamplesFile(path.stat().st_mtime_ns, str(path), run, task)
-                    for run in good for task, path in run.samples.items()), key=lambda f: (f.mtime_ns, f.path))
+    # the duplicates rule's run order decides which of two duplicate rows is kept
+    run_order = _run_order(good, duplicates)
+    files = sorted((_SamplesFile(str(path), run, task) for run in good for task, path in run.samples.items()),
+                   key=lambda f: (run_order[f.run.results_path], f.path))
     if workers is None:
         workers = _default_workers(sum(os.path.getsize(f.path) for f in files), len(files))
     rows, lines_per_run, blank_lines = _read_files(files, workers, progress, problems)
-    table = _finish_table(_drop_duplicates(rows, problems), files, registry)
+    kept, duplicate_runs = _drop_duplicates(rows, files, problems, duplicates)
+    table = _finish_table(kept, files, registry)
 
     kinds = problems.counts()
     lines_read = sum(lines_per_run.values())
     counts = {
-        "results_files": len(runs), "runs_ingested": len(good), "runs_skipped": len(failed),
+        "results_files": len(runs), "runs_ingested": len(good), "runs_skipped": len(runs) - len(good),
         "samples_files": len(files), "orphan_samples_files": len(orphans), "lines_read": lines_read,
         "rows": len(table), "lines_skipped": lines_read - len(table), "blank_lines": blank_lines,
+        "duplicate_run_pairs": len(duplicate_runs),
         **{kind: kinds[kind] for kind in PROBLEM_ACTIONS},
     }
     return IngestResult(table=table, runs=_runs_frame(runs, table, lines_per_run), problems=problems.frame(),
-                        run_tasks=_run_tasks_frame(runs), counts=counts)
+                        run_tasks=_run_tasks_frame(runs), settings=_settings_frame(runs),
+                        duplicate_runs=duplicate_runs, counts=counts)
 
 
 __all__ = [
+    "DUPLICATE_RULES",
+    "DUPLICATE_RUN_COLUMNS",
+    "FRAMES",
     "PROBLEM_ACTIONS",
     "PROBLEM_COLUMNS",
     "PROMOTED_FIELDS",
     "ROW_KEY",
     "RUNS_COLUMNS",
+    "RUN_PROBLEMS",
     "RUN_TASK_COLUMNS",
+    "SETTINGS_COLUMNS",
     "TABLE_COLUMNS",
+    "DuplicateRunsError",
     "IngestResult",
     "UnresolvedModelError",
     "ingest_logs",

@@ -12,6 +12,13 @@
   how many other models of the same family, and how many models overall, have that pair.
 - partial_runs: model x (benchmark, split, variant) with fewer distinct questions than the model with
   the most questions there (a killed or limited run); n_missing is the difference.
+- runs_not_read: every results.json skipped (unknown model, unreadable or odd results.json) and every
+  samples file without its results.json, with the field at fault and the reason.
+- duplicate_runs: ingestion's pairs of runs of one model holding the same questions (which was kept and
+  why, rows whose answers differ, generation settings that differ).
+- settings_differences (needs the compared pairs, so it is not part of quality_summary): for each
+  compared (smaller, larger) pair and generation setting (postprocess.logs.runs) whose values differ
+  between the runs that supplied the two models' rows, both values and the datasets concerned.
 """
 
 from __future__ import annotations
@@ -21,18 +28,20 @@ from dataclasses import dataclass
 import pandas as pd
 
 from model_configs import Registry
-from postprocess.logs.ingest import PROBLEM_ACTIONS, IngestResult
+from postprocess.logs.ingest import PROBLEM_ACTIONS, RUN_PROBLEMS, IngestResult
+from postprocess.logs.runs import results_file_of
 
 OVERVIEW_ITEMS = {
     "results_files": "results files found",
     "runs_ingested": "runs ingested",
-    "runs_skipped": "runs skipped (model unknown or results.json unreadable)",
+    "runs_skipped": "runs skipped (model unknown, results.json unreadable or of an odd shape)",
     "samples_files": "samples files read",
     "orphan_samples_files": "orphan samples files (no results.json; not read)",
     "lines_read": "lines read",
     "rows": "rows kept",
     "lines_skipped": "lines skipped (malformed, truncated, invalid, duplicate)",
     "blank_lines": "blank lines",
+    "duplicate_run_pairs": "pairs of runs holding the same questions (duplicate runs)",
 }
 
 
@@ -43,6 +52,8 @@ class QualitySummary:
     unparsed: pd.DataFrame
     missing_runs: pd.DataFrame
     partial_runs: pd.DataFrame
+    runs_not_read: pd.DataFrame
+    duplicate_runs: pd.DataFrame
 
 
 def overview_frame(result: IngestResult) -> pd.DataFrame:
@@ -114,6 +125,57 @@ def partial_runs_frame(table: pd.DataFrame) -> pd.DataFrame:
     return counts[counts["n_missing"] > 0].reset_index(drop=True)
 
 
+def runs_not_read_frame(result: IngestResult) -> pd.DataFrame:
+    """Columns: file, kind, field, reason. Skipped results files and orphan samples files."""
+    problems = result.problems
+    skipped = problems[problems["kind"].isin(RUN_PROBLEMS)]
+    return (skipped[["file", "kind", "field", "detail"]].rename(columns={"detail": "reason"})
+            .astype({"kind": str}).reset_index(drop=True))
+
+
+SETTINGS_DIFFERENCE_COLUMNS = ["family", "small", "large", "setting", "small_value", "large_value", "datasets",
+                               "cases"]
+
+
+def _values_per_dataset(table: pd.DataFrame, settings: pd.DataFrame) -> pd.DataFrame:
+    """Per model x benchmark x split x variant and every setting any run has: its value there ("(absent)"
+    for a run without it; runs that disagree: their values joined with " | ")."""
+    keys = ["model", "benchmark", "split", "variant"]
+    sources = table.groupby([*keys, "source_file", "task"], observed=True).size().reset_index()
+    sources = sources.astype({column: str for column in [*keys, "source_file", "task"]})
+    sources["results_file"] = [str(results_file_of(path)) for path in sources["source_file"]]
+    wide = settings.pivot_table(index=["results_file", "task"], columns="setting", values="value",
+                                aggfunc="first").fillna("(absent)")
+    long = wide.stack().rename("value").reset_index()
+    merged = sources[[*keys, "results_file", "task"]].merge(long, on=["results_file", "task"])
+    return (merged.groupby([*keys, "setting"], sort=False)["value"]
+            .agg(lambda values: " | ".join(sorted(set(values)))).reset_index())
+
+
+def settings_differences(table: pd.DataFrame, settings: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
+    """Columns SETTINGS_DIFFERENCE_COLUMNS: one row per compared pair x setting x (small value, large value);
+    `datasets` lists the benchmark/split/variant where the two differ so, `cases` counts the pair's cases
+    there. `comparisons`: family, benchmark, split, small, large and case of the compared pairs x subtasks."""
+    if table.empty or settings.empty or comparisons.empty:
+        return pd.DataFrame(columns=SETTINGS_DIFFERENCE_COLUMNS)
+    values = _values_per_dataset(table, settings)
+    pairs = comparisons.astype({c: str for c in ("family", "benchmark", "split", "small", "large")})
+    pairs = pairs.groupby(["family", "small", "large", "benchmark", "split"], sort=False)["case"].sum().reset_index()
+    both = (pairs.merge(values.rename(columns={"model": "small", "value": "small_value"}), on=["small", "benchmark",
+                                                                                              "split"])
+            .merge(values.rename(columns={"model": "large", "value": "large_value"}),
+                   on=["large", "benchmark", "split", "variant", "setting"]))
+    differ = both[both["small_value"] != both["large_value"]].copy()
+    if differ.empty:
+        return pd.DataFrame(columns=SETTINGS_DIFFERENCE_COLUMNS)
+    differ["dataset"] = differ["benchmark"] + " " + differ["split"] + " " + differ["variant"]
+    keys = ["family", "small", "large", "setting", "small_value", "large_value"]
+    datasets = differ.groupby(keys, sort=False)["dataset"].agg(lambda names: ", ".join(sorted(set(names))))
+    cases = differ.drop_duplicates([*keys, "benchmark", "split"]).groupby(keys, sort=False)["case"].sum()
+    frame = pd.concat([datasets.rename("datasets"), cases.astype("int64").rename("cases")], axis=1).reset_index()
+    return frame[SETTINGS_DIFFERENCE_COLUMNS]
+
+
 def quality_summary(result: IngestResult, registry: Registry | None = None) -> QualitySummary:
     return QualitySummary(
         overview=overview_frame(result),
@@ -121,8 +183,11 @@ def quality_summary(result: IngestResult, registry: Registry | None = None) -> Q
         unparsed=unparsed_frame(result.table),
         missing_runs=missing_runs_frame(result.table, registry),
         partial_runs=partial_runs_frame(result.table),
+        runs_not_read=runs_not_read_frame(result),
+        duplicate_runs=result.duplicate_runs,
     )
 
 
-__all__ = ["OVERVIEW_ITEMS", "QualitySummary", "missing_runs_frame", "overview_frame", "partial_runs_frame",
-           "problems_frame", "quality_summary", "unparsed_frame"]
+__all__ = ["OVERVIEW_ITEMS", "SETTINGS_DIFFERENCE_COLUMNS", "QualitySummary", "missing_runs_frame",
+           "overview_frame", "partial_runs_frame", "problems_frame", "quality_summary", "runs_not_read_frame",
+           "settings_differences", "unparsed_frame"]

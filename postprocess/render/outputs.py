@@ -1,9 +1,27 @@
 """Every output file of `report`: cases.csv, comparisons.parquet, summary.json, tables/ (CSV, Markdown,
-LaTeX), figures/ and report.md / report.html."""
+LaTeX), figures/ and report.md / report.html; and `written_whole`, which makes a folder of outputs
+appear whole or not at all.
+
+`written_whole(OUT)` hands out a staging folder beside OUT (`.OUT.partial-*`); when the block ends
+without an error, a list of the files in it (MANIFEST) is added and it is renamed to OUT. A previous OUT
+is renamed aside first (`.OUT.previous-*`) and removed once the new one is in place; files in it that
+the previous report did not write (not in its MANIFEST; before manifests: anything but the known
+output names) are the user's: they are moved into the new OUT, except where the new outputs hold a
+file of the same name (then the user's file is replaced). Both lists are on the WrittenFolder for the
+command to say. On an error nothing changes in OUT and the staging folder is removed; every OSError
+becomes an OutputError naming OUT.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +85,107 @@ def write_sections_only(
     for table in [t for _, tables in extra_sections for t in tables] + report.quality_tables(quality or {}):
         write_table(table, out / "tables")
     return {"tables": out / "tables", **report.write_report(None, {}, out, [], quality, extra_sections)}
+
+
+MANIFEST = ".report_files.json"
+# What `report` wrote before it kept a manifest: a previous OUT holding summary.json or report.md is ours there.
+OUTPUT_NAMES = ("cases.csv", "comparisons.parquet", "summary.json", "report.md", "report.html", "problems.csv",
+                "tables", "figures")
+
+
+class OutputError(OSError):
+    """OUT cannot be written; the message names it and says what became of it."""
+
+
+@dataclass
+class WrittenFolder:
+    path: Path  # OUT
+    staging: Path  # where to write until the block ends
+    kept: list[str] = field(default_factory=list)  # the user's files moved from the previous OUT
+    replaced: list[str] = field(default_factory=list)  # the user's files an output of the same name replaced
+
+
+def check_output_folder(out: Path) -> None:
+    """Fail early (OutputError) when `out` is a file or lies under one."""
+    out = Path(out)
+    for path in (out, *out.parents):
+        if path.exists():
+            if not path.is_dir():
+                what = "is" if path == out else f"lies under {path}, which is"
+                raise OutputError(f"output folder {out} {what} a file, not a folder")
+            return
+
+
+def _files(folder: Path) -> set[str]:
+    """Relative paths of the files (and of links, which are moved as they are) under `folder`."""
+    found = set()
+    for root, dirs, files in os.walk(folder):
+        links = [d for d in dirs if os.path.islink(os.path.join(root, d))]
+        dirs[:] = [d for d in dirs if d not in links]
+        found.update(os.path.relpath(os.path.join(root, name), folder) for name in [*files, *links])
+    return found
+
+
+def _previous_outputs(out: Path) -> set[str]:
+    """The files of `out` that a previous report wrote."""
+    try:
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        if isinstance(listed, list):
+            return {str(name) for name in listed} | {MANIFEST}
+    except (OSError, ValueError):
+        pass
+    if not ((out / "summary.json").exists() or (out / "report.md").exists()):
+        return set()
+    return {name for name in _files(out) if name.split(os.sep, 1)[0] in OUTPUT_NAMES}
+
+
+def _swap(folder: WrittenFolder) -> None:
+    out, staging = folder.path, folder.staging
+    new_files = _files(staging)
+    (staging / MANIFEST).write_text(json.dumps(sorted(new_files), indent=0), encoding="utf-8")
+    if not out.exists():
+        os.rename(staging, out)
+        return
+    ours = _previous_outputs(out)
+    previous = out.parent / f".{out.name}.previous-{os.getpid()}-{time.time_ns()}"
+    os.rename(out, previous)
+    try:
+        os.rename(staging, out)
+    except OSError:
+        os.rename(previous, out)
+        raise
+    try:
+        for name in sorted(_files(previous) - ours):
+            if name in new_files or name == MANIFEST:
+                folder.replaced.append(name)
+                continue
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(previous / name, out / name)
+            folder.kept.append(name)
+        shutil.rmtree(previous)
+    except OSError as error:
+        raise OutputError(f"the new outputs are in {out}, but moving your other files from the previous one "
+                          f"failed ({error}); they are in {previous}") from error
+
+
+@contextmanager
+def written_whole(out: Path | str) -> Iterator[WrittenFolder]:
+    """A staging folder that becomes `out` when the block ends without an error (module docstring)."""
+    out = Path(out)
+    out = out.resolve() if out.is_symlink() else out
+    check_output_folder(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as error:
+        raise OutputError(f"cannot write {out}: {error}") from error
+    folder = WrittenFolder(out, staging)
+    try:
+        yield folder
+        _swap(folder)
+    except OutputError:
+        raise
+    except OSError as error:
+        raise OutputError(f"cannot write {out}: {error}; {out} was left as it was") from error
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from postprocess.render.labels import dataset_label, multi_split_benchmarks
-from postprocess.render.tables import Table, to_html, to_markdown
+from postprocess.render.tables import Table, markdown_escape, to_html, to_markdown
 
 if TYPE_CHECKING:
     from postprocess.inverse_scaling.analysis import Analysis
@@ -81,7 +81,7 @@ def _headline(summary: dict) -> list[str]:
     parameters = summary["parameters"]
     lines = [
         f"{summary['models']} models in {len(summary['families'])} families, {summary['questions']:,} questions, "
-        f"{summary['rows']:,} per-question rows (variants: {', '.join(summary['variants'])}); "
+        f"{summary['rows']:,} per-question rows (variants: {markdown_escape(', '.join(summary['variants']))}); "
         f"analysis variant `{parameters['variant']}`, n ≥ {parameters['min_n']}, Net ≥ {parameters['min_net']}.",
         f"**{summary['cases']}** pairwise inverse-scaling cases out of {summary['eligible_comparisons']:,} eligible "
         f"comparisons ({_percent(summary['case_rate_percent'])}), spanning {summary['subtask_dataset_pairs']} "
@@ -123,8 +123,9 @@ def _headline(summary: dict) -> list[str]:
 
 def _replicated_bullets(summary: dict, multi_split: set[str]) -> list[str]:
     return [
-        f"{dataset_label(r['benchmark'], r['split'], multi_split)} / {r['subtask']}: {len(r['families'])} families "
-        f"({', '.join(r['families'])}), {r['cases']} cases, max Net {r['max_net']}"
+        f"{markdown_escape(dataset_label(r['benchmark'], r['split'], multi_split))} / {markdown_escape(r['subtask'])}: "
+        f"{len(r['families'])} families ({markdown_escape(', '.join(r['families']))}), {r['cases']} cases, "
+        f"max Net {r['max_net']}"
         for r in summary["replicated_subtasks"]
     ]
 
@@ -162,9 +163,12 @@ def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: l
     blocks.append(Block("heading", "Data quality"))
     if not quality:
         blocks.append(Block("text", "No ingestion quality frames were supplied."))
+    else:
+        blocks.append(Block("text", "Every line or run that was skipped, repaired or reported is listed with its "
+                                    "file, line, field and reason in `problems.csv`."))
     for table in quality_tables(quality or {}):
         if table.frame.empty:
-            blocks.append(Block("text", f"{table.title}: none."))
+            blocks.append(Block("text", f"{markdown_escape(table.title)}: none."))
         else:
             blocks.append(Block("table", table, folded=len(table.frame) > LONG_TABLE_ROWS))
     return blocks
@@ -189,7 +193,7 @@ def render_markdown(blocks: list[Block], out_dir: Path) -> str:
             parts.append("\n".join(f"- {line}" for line in block.content) + "\n")
         elif block.kind == "table" and block.folded:
             table = block.content
-            parts.append(f"**{table.title}** ({len(table.frame)} rows): see `tables/{table.name}.md`.\n")
+            parts.append(f"**{markdown_escape(table.title)}** ({len(table.frame)} rows): see `tables/{table.name}.md`.\n")
         elif block.kind == "table":
             parts.append(to_markdown(block.content))
         elif block.kind == "figure":
@@ -198,13 +202,28 @@ def render_markdown(blocks: list[Block], out_dir: Path) -> str:
     return "\n".join(parts)
 
 
+_INLINE_MARK = re.compile(r"\\(.)|\*\*|`|<br>", re.DOTALL)
+
+
 def _inline_markdown(text: str) -> str:
-    """HTML of a headline line: escape, then the two inline marks the lines use (**bold**, `code`)."""
-    escaped = html.escape(text)
-    for mark, tag in (("**", "strong"), ("`", "code")):
-        pieces = escaped.split(mark)
-        escaped = "".join(p if i % 2 == 0 else f"<{tag}>{p}</{tag}>" for i, p in enumerate(pieces))
-    return escaped
+    """HTML of a line of the report's Markdown: backslash escapes give the character itself, **bold** and
+    `code` their tags, <br> (markdown_escape's line break) a line break; everything else is escaped."""
+    parts, open_marks, position = [], set(), 0
+    for found in _INLINE_MARK.finditer(text):
+        parts.append(html.escape(text[position:found.start()]))
+        position = found.end()
+        mark = found.group(0)
+        if found.group(1) is not None:
+            parts.append(html.escape(found.group(1)))
+        elif mark == "<br>":
+            parts.append("<br>")
+        else:
+            tag = "strong" if mark == "**" else "code"
+            parts.append(f"</{tag}>" if mark in open_marks else f"<{tag}>")
+            open_marks ^= {mark}
+    parts.append(html.escape(text[position:]))
+    parts += [f"</{'strong' if mark == '**' else 'code'}>" for mark in open_marks]
+    return "".join(parts)
 
 
 def render_html(blocks: list[Block]) -> str:

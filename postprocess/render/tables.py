@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,10 @@ _LATEX_ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "\n": " ",
+    "\r": " ",
 }
 _LATEX_SYMBOLS = {"≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "Δ": r"$\Delta$", "→": r"$\rightarrow$"}
 
@@ -58,9 +63,22 @@ def latex_escape(text: str) -> str:
     return escaped
 
 
+# Markdown: backslash-escape what could start markup: code, links, emphasis, strikethrough, table cells;
+# `<` where it could open an HTML tag, comment or autolink, `&` where it could start an entity; an
+# underscore only where it could open or close emphasis (not inside a word such as dev_val). Line breaks
+# become <br> so a cell stays on its row.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]|~]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def markdown_escape(text: str) -> str:
+    """`text` as Markdown (GitHub's dialect) that shows it literally, on one line."""
+    return _LINE_BREAK.sub("<br>", _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), text))
+
+
 _MARKUP = {
     # format: (escape, bold, underline)
-    "md": (lambda s: s.replace("|", r"\|"), "**{}**", "<u>{}</u>"),
+    "md": (markdown_escape, "**{}**", "<u>{}</u>"),
     "tex": (latex_escape, r"\textbf{{{}}}", r"\underline{{{}}}"),
     "html": (html.escape, "<strong>{}</strong>", "<u>{}</u>"),
 }
@@ -80,8 +98,8 @@ def rendered_cells(table: Table, fmt: str) -> pd.DataFrame:
 
 def to_markdown(table: Table) -> str:
     body = rendered_cells(table, "md").to_markdown(index=False, disable_numparse=True)
-    note = f"\n\n{table.note}" if table.note else ""
-    return f"**{table.title}**\n\n{body}{note}\n"
+    note = f"\n\n{markdown_escape(table.note)}" if table.note else ""
+    return f"**{markdown_escape(table.title)}**\n\n{body}{note}\n"
 
 
 def to_latex(table: Table) -> str:

@@ -1,0 +1,251 @@
+"""One samples file -> its candidate rows and line problems (the line rules of postprocess.logs.ingest).
+
+Two parsers, one result. The full parser reads a line with the standard library's json and checks the
+record with lmms_eval_tasks.record.validate_record: every rule, every message. The fast parser decodes
+the line with msgspec straight into the record's fields, types checked in C (`_Line`, `_Record`), and
+skips the line's other fields without building them; it takes a line only when all of these hold, and
+hands every other line to the full parser:
+- the bytes are valid UTF-8 (msgspec does not check the fields it skips; json.loads would refuse them);
+- msgspec decodes it: msgspec's JSON is the standard library's minus NaN / Infinity and unpaired
+  surrogate escapes, and both keep the last of repeated keys, so a line it reads has the same values;
+- the record has each REQUIRED_FIELDS field with its type (msgspec never turns a bool into an int, and
+  neither does validate_record's tuple of types), a known benchmark and match, a non-empty question_id,
+  `rule` and `kind` strings or null, and no other fields than `options`, `permutation` and `details`;
+- not match "none" with correct true; a missing `response` is taken from filtered_resps / resps by the
+  same function as the full parser's.
+tests/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, REQUIRED_FIELDS, RecordError, validate_record
+
+# Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
+PROMOTED_FIELDS = ("rule", "kind")
+TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
+                "match", "rule", "kind", "extra"]
+ROW_FIELDS = (*TEXT_COLUMNS, "correct", "doc_id", "source_line", "response_filled")
+_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS)
+_INT64_LIMIT = 2**63
+# Compact JSON with sorted keys; msgspec's encoder is ~10x the standard library's.
+encode_json = msgspec.json.Encoder(order="sorted").encode
+
+Problem = tuple[str, int, "str | None", str, "str | None"]  # (kind, line, field, detail, benchmark)
+
+
+@dataclass
+class ParsedFile:
+    """What one samples file holds: candidate rows before de-duplication, and its line problems."""
+    rows: pd.DataFrame
+    problems: list[Problem]
+    lines: int
+    blank_lines: int
+
+
+# ---------------------------------------------------------------------------------------------- shared
+def response_from_resps(filtered_resps: Any, resps: Any) -> str | None:
+    """The single response in filtered_resps (else resps): "x", ["x"] or [["x"]]; None otherwise."""
+    for value in (filtered_resps, resps):
+        while isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _gold_text(gold: Any) -> str | None:
+    return gold if gold is None or type(gold) is str else json.dumps(gold, ensure_ascii=False)
+
+
+def _doc_id(value: Any) -> int | None:
+    return value if type(value) is int and -_INT64_LIMIT <= value < _INT64_LIMIT else None
+
+
+def _as_text(value: Any) -> str | None:
+    return value if value is None or type(value) is str else str(value)
+
+
+_FIELD_IN_MESSAGE = re.compile(r"field '([^']+)'")
+
+
+def record_field(message: str) -> str:
+    """The record field a validate_record message is about, as `per_question.<field>`."""
+    found = _FIELD_IN_MESSAGE.search(message)
+    if found:
+        return f"per_question.{found.group(1)}"
+    return "per_question.correct" if "but correct" in message else "per_question"
+
+
+# ---------------------------------------------------------------------------------------------- full
+def _unencodable_field(record: dict) -> str | None:
+    """The first field whose name or value holds an unpaired surrogate (valid JSON, not valid Unicode)."""
+    for key, value in record.items():
+        try:
+            key.encode("utf-8")
+            encode_json(value)
+        except UnicodeEncodeError:
+            return key
+    return None
+
+
+def _parse_fully(raw: bytes, line_no: int, rows: list[tuple], problems: list[Problem]) -> None:
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except ValueError as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        if raw.endswith(b"\n"):
+            problems.append(("malformed_json", line_no, None, f"not valid JSON: {err}", None))
+        else:
+            problems.append(("truncated_line", line_no, None,
+                             f"last line cut short ({len(raw)} bytes, no newline): {err}", None))
+        return
+    if type(obj) is not dict:
+        problems.append(("malformed_json", line_no, None, f"line is a JSON {type(obj).__name__}, not an object", None))
+        return
+    record = obj.get("per_question")
+    if record is None:
+        problems.append(("missing_per_question", line_no, "per_question",
+                         f"no per_question (doc_id {obj.get('doc_id')!r})", None))
+        return
+    filled = False
+    if type(record) is dict and "response" not in record:
+        response = response_from_resps(obj.get("filtered_resps"), obj.get("resps"))
+        if response is not None:
+            record["response"] = response
+            filled = True
+    try:
+        validate_record(record)
+        bad = _unencodable_field(record)
+        if bad is not None:
+            raise RecordError(f"per_question field '{bad}' holds an unpaired surrogate escape (not valid Unicode)")
+    except RecordError as err:
+        benchmark = record.get("benchmark") if type(record) is dict else None
+        problems.append(("invalid_record", line_no, record_field(str(err)), str(err), _as_text(benchmark)))
+        return
+    extra_fields = record.keys() - _NOT_EXTRA
+    rows.append((
+        record["benchmark"], record["split"], record["subtask"], record["question_id"], record["variant"],
+        _gold_text(record["gold"]), record["response"], record["prediction"], record["match"],
+        _as_text(record.get("rule")), _as_text(record.get("kind")),
+        encode_json({k: record[k] for k in extra_fields}).decode() if extra_fields else None,
+        record["correct"], _doc_id(obj.get("doc_id")), line_no, filled,
+    ))
+
+
+# ---------------------------------------------------------------------------------------------- fast
+_UNSET = msgspec.UNSET
+
+
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    benchmark: Literal[BENCHMARKS]  # type: ignore[valid-type]
+    split: str
+    subtask: str
+    question_id: Annotated[str, msgspec.Meta(min_length=1)]
+    variant: str
+    gold: str | list | None
+    prediction: str | None
+    correct: bool | None
+    match: Literal[MATCH_KINDS]  # type: ignore[valid-type]
+    response: str | msgspec.UnsetType = _UNSET
+    rule: str | None = None
+    kind: str | None = None
+    options: Any = _UNSET
+    permutation: Any = _UNSET
+    details: Any = _UNSET
+
+
+class _Line(msgspec.Struct):
+    per_question: _Record
+    doc_id: Any = None
+    filtered_resps: msgspec.Raw | msgspec.UnsetType = _UNSET  # decoded only when the record lacks a response
+    resps: msgspec.Raw | msgspec.UnsetType = _UNSET
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+_decode_raw = msgspec.json.decode
+
+
+def _filled_response(line: _Line) -> str | None:
+    return response_from_resps(*(None if raw is _UNSET else _decode_raw(raw) for raw in (line.filtered_resps,
+                                                                                          line.resps)))
+
+
+def parse_samples_file(path: str | Path, fast: bool = True) -> ParsedFile:
+    """Every valid record of one samples file as candidate rows, plus the problems of its other lines.
+    `fast=False` reads every line with the full parser (the reference the fast one is tested against)."""
+    rows: list[tuple] = []  # one tuple per record, fields in ROW_FIELDS order
+    problems: list[Problem] = []
+    lines = blank = 0
+    unset, msgspec_error = _UNSET, msgspec.MsgspecError
+    with open(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if raw.isspace():
+                blank += 1
+                continue
+            lines += 1
+            if not fast:
+                _parse_fully(raw, line_no, rows, problems)
+                continue
+            try:
+                if not raw.isascii():
+                    raw.decode("utf-8")
+                line = _decode_line(raw)
+            except (msgspec_error, UnicodeDecodeError):
+                _parse_fully(raw, line_no, rows, problems)
+                continue
+            record = line.per_question
+            response, filled = record.response, False
+            if response is unset:
+                response, filled = _filled_response(line), True
+            if response is None or record.match == "none" and record.correct is True:
+                _parse_fully(raw, line_no, rows, problems)
+                continue
+            details, options, permutation = record.details, record.options, record.permutation
+            if details is unset and options is unset and permutation is unset:
+                extra = None
+            else:
+                extra = encode_json({name: value for name, value in (("details", details), ("options", options),
+                                                                     ("permutation", permutation))
+                                     if value is not unset}).decode()
+            gold, doc_id = record.gold, line.doc_id
+            rows.append((
+                record.benchmark, record.split, record.subtask, record.question_id, record.variant,
+                gold if gold is None or type(gold) is str else _gold_text(gold), response, record.prediction,
+                record.match, record.rule, record.kind, extra, record.correct,
+                doc_id if type(doc_id) is int and -_INT64_LIMIT <= doc_id < _INT64_LIMIT else None, line_no, filled,
+            ))
+    return ParsedFile(rows_frame(rows), problems, lines, blank)
+
+
+def rows_frame(rows: list[tuple]) -> pd.DataFrame:
+    """Candidate rows as columns: text as pandas' Arrow-backed str, correct as nullable boolean."""
+    columns = dict(zip(ROW_FIELDS, zip(*rows))) if rows else dict.fromkeys(ROW_FIELDS, ())
+    frame = pd.DataFrame({name: pd.array(pa.array(columns[name], type=pa.large_string()), dtype="str")
+                          for name in TEXT_COLUMNS})
+    correct = np.array(columns["correct"], dtype=object)
+    unknown = np.equal(correct, None)
+    frame["correct"] = pd.arrays.BooleanArray(np.where(unknown, False, correct).astype(bool), unknown.astype(bool))
+    frame["doc_id"] = pd.array(list(columns["doc_id"]), dtype="Int64")
+    frame["source_line"] = np.array(columns["source_line"], dtype=np.int32)
+    frame["response_filled"] = np.array(columns["response_filled"], dtype=bool)
+    return frame
+
+
+def empty_rows() -> pd.DataFrame:
+    """The candidate-row frame of a file without records (keeps dtypes when nothing was read)."""
+    return parse_samples_file(os.devnull).rows
+
+
+__all__ = ["PROMOTED_FIELDS", "ROW_FIELDS", "TEXT_COLUMNS", "ParsedFile", "empty_rows", "encode_json",
+           "parse_samples_file", "record_field", "response_from_resps", "rows_frame"]
