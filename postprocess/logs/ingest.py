@@ -72,10 +72,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
 from model_configs import ModelSpec, Registry
-from postprocess.logs.lines import PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file
+from postprocess.logs.lines import PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file, rows_frame
 from postprocess.logs.runs import (DUPLICATE_RULES, RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs,
                                    read_results)
 
@@ -266,7 +267,7 @@ def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problem
             parts.append(parsed.rows)
             lines_per_run[file.run.results_path] += parsed.lines
             blank_lines += parsed.blank_lines
-    rows = pd.concat(parts, ignore_index=True) if parts else empty_rows()
+    rows = rows_frame(pa.concat_tables(parts) if parts else empty_rows())
     rows_per_file = np.array([len(part) for part in parts], dtype=np.int64)
     rows["_order"] = np.repeat(np.arange(len(parts), dtype=np.int64), rows_per_file)
     rows["model"] = _repeat_categorical([f.run.spec.key for f in files], rows_per_file)
@@ -296,9 +297,12 @@ def _settings_difference(kept: _SamplesFile, dropped: _SamplesFile) -> list[str]
 def _duplicate_run_pairs(rows: pd.DataFrame, files: list[_SamplesFile], duplicates: np.ndarray,
                          firsts: np.ndarray, differs: np.ndarray, rule: str) -> pd.DataFrame:
     """One row per (kept run, dropped run) that shared keys (DUPLICATE_RUN_COLUMNS)."""
+    if not len(duplicates):
+        return pd.DataFrame(columns=DUPLICATE_RUN_COLUMNS).astype({"duplicate_rows": "int64", "answers_differ": "int64"})
     orders = rows["_order"].to_numpy()
-    datasets = (rows["benchmark"].astype(str) + " " + rows["split"].astype(str) + " "
-                + rows["variant"].astype(str)).to_numpy(dtype=object)
+    names = [rows[name].iloc[duplicates].astype(str).to_numpy(dtype=object) for name in ("benchmark", "split",
+                                                                                         "variant")]
+    datasets = {row: f"{benchmark} {split} {variant}" for row, benchmark, split, variant in zip(duplicates, *names)}
     pairs: dict[tuple[int, int], dict] = defaultdict(lambda: {"rows": 0, "differ": 0, "datasets": set(),
                                                               "files": set()})
     for dropped_row, kept_row, differ in zip(duplicates, firsts, differs):
@@ -350,16 +354,31 @@ def _check_duplicate_runs(pairs: pd.DataFrame, rule: str) -> None:
                                  "timestamp; remove or rename one of them")
 
 
+def _key_codes(rows: pd.DataFrame) -> np.ndarray:
+    """One integer per ROW_KEY value, numbered in order of first appearance."""
+    combined = np.zeros(len(rows), dtype=np.int64)
+    for name in ROW_KEY:
+        column = rows[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):  # codes -1 (null) .. n - 1
+            codes, n = column.cat.codes.to_numpy().astype(np.int64) + 1, len(column.cat.categories) + 1
+        else:
+            codes, uniques = pd.factorize(column, use_na_sentinel=False)
+            n = len(uniques)
+        if combined.max(initial=0) >= np.iinfo(np.int64).max // max(n, 1):
+            combined = pd.factorize(combined)[0]  # renumber before the product could overflow
+        combined = combined * n + codes
+    return pd.factorize(combined)[0]
+
+
 def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: _Problems, rule: str
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows without later occurrences of a ROW_KEY, and the duplicate run pairs; reports every later
     occurrence and the kept filled-in responses."""
-    key_codes = rows.groupby(ROW_KEY, sort=False, observed=True, dropna=False).ngroup().to_numpy()
-    _, first_of_key = np.unique(key_codes, return_index=True)
-    first_row = first_of_key[key_codes] if len(rows) else np.zeros(0, dtype=np.int64)
-    duplicate = first_row != np.arange(len(rows))
+    codes = _key_codes(rows)
+    # codes number the keys in order of first appearance: a row is a key's first when its code is new
+    duplicate = codes <= np.maximum.accumulate(np.concatenate([[-1], codes[:-1]])) if len(codes) else codes > 0
     duplicates = np.flatnonzero(duplicate)
-    firsts = first_row[duplicates]
+    firsts = np.flatnonzero(~duplicate)[codes[duplicates]]
     differing = _differing(rows, duplicates, firsts)
     pairs = _duplicate_run_pairs(rows, files, duplicates, firsts,
                                  np.logical_or.reduce(list(differing.values())), rule)
@@ -374,7 +393,7 @@ def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: _P
             order, line, file, model, benchmark = where[row]
             problems.add(order, "response_from_filtered_resps", file, line, "per_question.response",
                          "per_question had no response; taken from filtered_resps", model, benchmark)
-    return rows[~duplicate].reset_index(drop=True), pairs
+    return (rows[~duplicate].reset_index(drop=True) if len(duplicates) else rows), pairs
 
 
 def _duplicate_details(rows: pd.DataFrame, duplicates: np.ndarray, firsts: np.ndarray,

@@ -19,7 +19,6 @@ tests/test_ingest_lines.py holds both parsers to the same output on random corru
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ PROMOTED_FIELDS = ("rule", "kind")
 TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
                 "match", "rule", "kind", "extra"]
 ROW_FIELDS = (*TEXT_COLUMNS, "correct", "doc_id", "source_line", "response_filled")
+CATEGORY_COLUMNS = frozenset(("benchmark", "split", "subtask", "variant", "match", *PROMOTED_FIELDS))  # few values
 _NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS)
 _INT64_LIMIT = 2**63
 # Compact JSON with sorted keys; msgspec's encoder is ~10x the standard library's.
@@ -48,7 +48,7 @@ Problem = tuple[str, int, "str | None", str, "str | None"]  # (kind, line, field
 @dataclass
 class ParsedFile:
     """What one samples file holds: candidate rows before de-duplication, and its line problems."""
-    rows: pd.DataFrame
+    rows: pa.Table  # ROW_SCHEMA; rows_frame makes it a DataFrame
     problems: list[Problem]
     lines: int
     blank_lines: int
@@ -147,7 +147,7 @@ def _parse_fully(raw: bytes, line_no: int, rows: list[tuple], problems: list[Pro
 _UNSET = msgspec.UNSET
 
 
-class _Record(msgspec.Struct, forbid_unknown_fields=True):
+class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     benchmark: Literal[BENCHMARKS]  # type: ignore[valid-type]
     split: str
     subtask: str
@@ -165,7 +165,7 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True):
     details: Any = _UNSET
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     per_question: _Record
     doc_id: Any = None
     filtered_resps: msgspec.Raw | msgspec.UnsetType = _UNSET  # decoded only when the record lacks a response
@@ -225,27 +225,42 @@ def parse_samples_file(path: str | Path, fast: bool = True) -> ParsedFile:
                 record.match, record.rule, record.kind, extra, record.correct,
                 doc_id if type(doc_id) is int and -_INT64_LIMIT <= doc_id < _INT64_LIMIT else None, line_no, filled,
             ))
-    return ParsedFile(rows_frame(rows), problems, lines, blank)
+    return ParsedFile(rows_table(rows), problems, lines, blank)
 
 
-def rows_frame(rows: list[tuple]) -> pd.DataFrame:
-    """Candidate rows as columns: text as pandas' Arrow-backed str, correct as nullable boolean."""
-    columns = dict(zip(ROW_FIELDS, zip(*rows))) if rows else dict.fromkeys(ROW_FIELDS, ())
-    frame = pd.DataFrame({name: pd.array(pa.array(columns[name], type=pa.large_string()), dtype="str")
-                          for name in TEXT_COLUMNS})
-    correct = np.array(columns["correct"], dtype=object)
-    unknown = np.equal(correct, None)
-    frame["correct"] = pd.arrays.BooleanArray(np.where(unknown, False, correct).astype(bool), unknown.astype(bool))
-    frame["doc_id"] = pd.array(list(columns["doc_id"]), dtype="Int64")
-    frame["source_line"] = np.array(columns["source_line"], dtype=np.int32)
-    frame["response_filled"] = np.array(columns["response_filled"], dtype=bool)
+ROW_SCHEMA = pa.schema(
+    [(name, pa.dictionary(pa.int32(), pa.large_string()) if name in CATEGORY_COLUMNS else pa.large_string())
+     for name in TEXT_COLUMNS]
+    + [("correct", pa.bool_()), ("doc_id", pa.int64()), ("source_line", pa.int32()), ("response_filled", pa.bool_())])
+
+
+def rows_table(rows: list[tuple]) -> pa.Table:
+    """Candidate rows as an Arrow table of ROW_SCHEMA (one buffer to send between processes)."""
+    columns = zip(*rows) if rows else [()] * len(ROW_SCHEMA)
+    return pa.Table.from_arrays([pa.array(values, type=field.type) for values, field in zip(columns, ROW_SCHEMA)],
+                                schema=ROW_SCHEMA)
+
+
+def _pandas_type(arrow_type: pa.DataType):
+    return {pa.large_string(): pd.StringDtype("pyarrow", na_value=np.nan), pa.int64(): pd.Int64Dtype(),
+            pa.bool_(): pd.BooleanDtype()}.get(arrow_type)
+
+
+def rows_frame(table: pa.Table) -> pd.DataFrame:
+    """Rows tables (several concatenated) as one frame: CATEGORY_COLUMNS categorical with str categories,
+    other text pandas' Arrow-backed str, correct nullable boolean, doc_id nullable integer."""
+    frame = table.to_pandas(types_mapper=_pandas_type)
+    for name in CATEGORY_COLUMNS:
+        frame[name] = frame[name].cat.rename_categories(pd.Index(pd.array(frame[name].cat.categories, dtype="str")))
+    frame["response_filled"] = frame["response_filled"].to_numpy(dtype=bool)
     return frame
 
 
-def empty_rows() -> pd.DataFrame:
-    """The candidate-row frame of a file without records (keeps dtypes when nothing was read)."""
-    return parse_samples_file(os.devnull).rows
+def empty_rows() -> pa.Table:
+    """The rows table of a file without records."""
+    return rows_table([])
 
 
-__all__ = ["PROMOTED_FIELDS", "ROW_FIELDS", "TEXT_COLUMNS", "ParsedFile", "empty_rows", "encode_json",
-           "parse_samples_file", "record_field", "response_from_resps", "rows_frame"]
+__all__ = ["CATEGORY_COLUMNS", "PROMOTED_FIELDS", "ROW_FIELDS", "ROW_SCHEMA", "TEXT_COLUMNS", "ParsedFile",
+           "empty_rows", "encode_json", "parse_samples_file", "record_field", "response_from_resps", "rows_frame",
+           "rows_table"]
