@@ -86,9 +86,9 @@ def console_notes(result, details: str) -> list[str]:
                      f"duplicate rows): {named}{more} ({details})")
     lines = problems[(problems["action"] == "skipped") & ~problems["kind"].isin(RUN_PROBLEMS)]
     if len(lines):
-        kinds = lines["kind"].astype(str).value_counts()
+        kinds = sorted(lines["kind"].astype(str).value_counts().items(), key=lambda item: (-item[1], item[0]))
         first = lines.astype(object).iloc[0]
-        notes.append(f"note: {len(lines)} lines skipped ({', '.join(f'{n} {kind}' for kind, n in kinds.items())}); "
+        notes.append(f"note: {len(lines)} lines skipped ({', '.join(f'{n} {kind}' for kind, n in kinds)}); "
                      f"first: {_where(first)}: {first['detail']} ({details})")
     return notes
 

@@ -168,6 +168,12 @@ def _swap(folder: WrittenFolder) -> None:
                           f"failed ({error}); they are in {previous}") from error
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def written_whole(out: Path | str) -> Iterator[WrittenFolder]:
     """A staging folder that becomes `out` when the block ends without an error (module docstring)."""
@@ -177,6 +183,7 @@ def written_whole(out: Path | str) -> Iterator[WrittenFolder]:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's folder is private; OUT gets the usual permissions
     except OSError as error:
         raise OutputError(f"cannot write {out}: {error}") from error
     folder = WrittenFolder(out, staging)

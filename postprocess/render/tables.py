@@ -64,16 +64,24 @@ def latex_escape(text: str) -> str:
 
 
 # Markdown: backslash-escape what could start markup: code, links, emphasis, strikethrough, table cells;
-# `<` where it could open an HTML tag, comment or autolink, `&` where it could start an entity; an
-# underscore only where it could open or close emphasis (not inside a word such as dev_val). Line breaks
-# become <br> so a cell stays on its row.
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]|~]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# `<` where it could open an HTML tag, comment or autolink, `&` where it could start an entity; a run of
+# underscores unless it lies inside a word (dev_val, models__tiny: no emphasis there). Line breaks become
+# <br> so a cell stays on its row.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]|~]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)|_+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _escaped(found: re.Match) -> str:
+    mark, text = found.group(0), found.string
+    if mark[0] == "_":
+        inside_word = text[found.start() - 1:found.start()].isalnum() and text[found.end():found.end() + 1].isalnum()
+        return mark if inside_word else "\\_" * len(mark)
+    return "\\" + mark
 
 
 def markdown_escape(text: str) -> str:
     """`text` as Markdown (GitHub's dialect) that shows it literally, on one line."""
-    return _LINE_BREAK.sub("<br>", _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), text))
+    return _LINE_BREAK.sub("<br>", _MARKDOWN_SPECIAL.sub(_escaped, text))
 
 
 _MARKUP = {
