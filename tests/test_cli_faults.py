@@ -232,6 +232,23 @@ def test_a_new_report_replaces_the_old_one_whole_and_keeps_the_users_files(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "out", "tiny.yaml"]
 
 
+def test_a_folder_of_other_files_is_not_taken_as_out(tmp_path, capsys):
+    """`--out .` in a project: the project is not moved aside."""
+    tiny_logs(tmp_path)
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "code.py").write_text("print(1)")
+    (project / "notes.md").write_text("notes")
+    before = folder_state(project)
+    assert main(report_args(tmp_path, project)) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line == (f"error: output folder {project} holds files that report did not write (notes.md, src); give a "
+                    "new or empty folder, or a previous report's")
+    assert folder_state(project) == before
+    assert main(["report", "--logs", str(project / "notes.md"), "--out", str(tmp_path / "out")]) == 2
+    assert one_error_line(capsys.readouterr().err) == f"error: --logs {project / 'notes.md'} is a file, not a folder"
+
+
 def test_a_truncated_or_odd_reeval_file_is_one_line(tmp_path, capsys):
     tiny_logs(tmp_path)
     reeval = tmp_path / "reeval"

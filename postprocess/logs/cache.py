@@ -133,6 +133,8 @@ def log_files(dirs: Iterable[Path | str]) -> list[Path]:
     """Every results.json and samples file under `dirs`, resolved and sorted."""
     files = set()
     for root in map(Path, dirs):
+        if root.exists() and not root.is_dir():
+            raise NotADirectoryError(f"--logs {root} is a file, not a folder")
         if not root.is_dir():
             raise FileNotFoundError(f"log folder {root} does not exist")
         for pattern in (f"*{runs.RESULTS_SUFFIX}", f"*{runs.SAMPLES_MARKER}*.jsonl"):

@@ -259,6 +259,8 @@ def find_runs(dirs: Iterable[Path | str]) -> tuple[list[RunFiles], list[Path]]:
     results_paths: dict[Path, Path] = {}
     samples_files: dict[Path, Path] = {}
     for root in map(Path, dirs):
+        if root.exists() and not root.is_dir():
+            raise NotADirectoryError(f"--logs {root} is a file, not a folder")
         if not root.is_dir():
             raise FileNotFoundError(f"log folder {root} does not exist")
         results_paths.update((p.resolve(), p) for p in root.rglob(f"*{RESULTS_SUFFIX}") if p.is_file())

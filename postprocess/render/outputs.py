@@ -3,13 +3,14 @@ LaTeX), figures/ and report.md / report.html; and `written_whole`, which makes a
 appear whole or not at all.
 
 `written_whole(OUT)` hands out a staging folder beside OUT (`.OUT.partial-*`); when the block ends
-without an error, a list of the files in it (MANIFEST) is added and it is renamed to OUT. A previous OUT
-is renamed aside first (`.OUT.previous-*`) and removed once the new one is in place; files in it that
-the previous report did not write (not in its MANIFEST; before manifests: anything but the known
-output names) are the user's: they are moved into the new OUT, except where the new outputs hold a
-file of the same name (then the user's file is replaced). Both lists are on the WrittenFolder for the
-command to say. On an error nothing changes in OUT and the staging folder is removed; every OSError
-becomes an OutputError naming OUT.
+without an error, a list of the files in it (MANIFEST) is added and it is renamed to OUT. OUT must be
+new, empty or a previous report's (check_output_folder). A previous OUT is renamed aside first
+(`.OUT.previous-*`; if the process dies right then, the previous report is there) and removed once
+the new one is in place; files in it that the previous report did not write (not in its MANIFEST;
+before manifests: anything but the known output names) are the user's: they are moved into the new
+OUT, except where the new outputs hold a file of the same name (then the user's file is replaced).
+Both lists are on the WrittenFolder for the command to say. On an error nothing changes in OUT and the
+staging folder is removed; every OSError becomes an OutputError naming OUT.
 """
 
 from __future__ import annotations
@@ -106,14 +107,21 @@ class WrittenFolder:
 
 
 def check_output_folder(out: Path) -> None:
-    """Fail early (OutputError) when `out` is a file or lies under one."""
+    """Fail early (OutputError) when `out` is a file, lies under one, or is a folder of other files than a
+    report's (`--out .` in a project must not move the project aside)."""
     out = Path(out)
     for path in (out, *out.parents):
         if path.exists():
             if not path.is_dir():
                 what = "is" if path == out else f"lies under {path}, which is"
                 raise OutputError(f"output folder {out} {what} a file, not a folder")
-            return
+            break
+    if out.is_dir() and not _previous_outputs(out):
+        held = sorted(os.listdir(out))
+        if held:
+            raise OutputError(f"output folder {out} holds files that report did not write ({', '.join(held[:3])}"
+                              f"{', ...' if len(held) > 3 else ''}); give a new or empty folder, or a previous "
+                              "report's")
 
 
 def _files(folder: Path) -> set[str]:
