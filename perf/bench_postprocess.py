@@ -10,7 +10,8 @@ model at 1x: 558,334 records; `synthetic.py`), then, each in a fresh subprocess 
             the summary), the compare stage alone, and the per-pair pandas merge reference
             (perf/reference.py) on the same table, for the speedup.
 Prints a Markdown table. Targets: analysis < 2 s at 1x and >= 5x faster than the reference;
-ingestion >= 100k records/s; 10x under 4 GiB peak.
+ingestion >= 500k records/s on 2 cores (perf/bench_ingest.py times it alone, wall and CPU); 10x under
+4 GiB peak.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from html import escape as escape_html
 import sys
 from pathlib import Path
 
@@ -180,3 +181,19 @@ def test_module_entry_point(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 2 and result.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize("text, markdown", [
+    ("a|b", r"a\|b"), ("line 1\nline 2\r\nline 3", "line 1<br>line 2<br>line 3"),
+    ("<script>alert(1)</script>", r"\<script>alert(1)\</script>"), ("`x`", r"\`x\`"), ("*x* **y**", r"\*x\* \*\*y\*\*"),
+    ("[link](http://x)", r"\[link\](http://x)"), ("~~gone~~", r"\~\~gone\~\~"), ("a &amp; b & c", r"a \&amp; b & c"),
+    ("dev_val models__tiny", "dev_val models__tiny"), ("_x_ __y__", r"\_x\_ \_\_y\_\_"), ("p<0.05, n>3", "p<0.05, n>3"),
+    ("back\\slash", r"back\\slash"),
+])
+def test_markdown_escape_shows_text_literally_on_one_line(text, markdown):
+    from postprocess.render.report import _inline_markdown
+    from postprocess.render.tables import markdown_escape
+
+    assert markdown_escape(text) == markdown
+    html = _inline_markdown(markdown)  # the report's HTML of the same Markdown: the text itself, escaped
+    assert html == escape_html(text).replace("\r\n", "<br>").replace("\n", "<br>")

@@ -53,9 +53,10 @@ Other frames: `runs` (one row per results.json), `run_tasks` (per ingested run a
 output tokens), `settings` (per ingested run and task: every generation setting, runs.py's rules),
 `duplicate_runs` (above), `problems` (PROBLEM_COLUMNS).
 
-Speed: lines.py's fast parser (msgspec) reads a well-formed line in ~1.5 us; files are parsed in worker
+Speed: lines.py's fast parser (msgspec, ~12k instructions for a 675-byte line against ~54k for the
+standard library's json and ~24k for orjson) reads the well-formed lines; files are parsed in worker
 processes (`workers`, default: one per core for inputs over 16 MB, fork start method, Linux only) and
-merged in the order above.
+merged in the order above (perf/bench_ingest.py).
 """
 
 from __future__ import annotations

@@ -6,14 +6,20 @@ the line with msgspec straight into the record's fields, types checked in C (`_L
 skips the line's other fields without building them; it takes a line only when all of these hold, and
 hands every other line to the full parser:
 - the bytes are valid UTF-8 (msgspec does not check the fields it skips; json.loads would refuse them);
-- msgspec decodes it: msgspec's JSON is the standard library's minus NaN / Infinity and unpaired
-  surrogate escapes, and both keep the last of repeated keys, so a line it reads has the same values;
+- msgspec decodes it: msgspec's JSON is the standard library's minus NaN / Infinity, numbers beyond a
+  float's range and unpaired surrogate escapes, and both keep the last of repeated keys, so a line it
+  reads has the same values;
 - the record has each REQUIRED_FIELDS field with its type (msgspec never turns a bool into an int, and
   neither does validate_record's tuple of types), a known benchmark and match, a non-empty question_id,
   `rule` and `kind` strings or null, and no other fields than `options`, `permutation` and `details`;
 - not match "none" with correct true; a missing `response` is taken from filtered_resps / resps by the
   same function as the full parser's.
 tests/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
+
+A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), which
+crosses from a parser process as one buffer; rows_frame turns the tables of all files into one frame.
+Cyclic garbage collection is paused while a file is parsed (the rows hold no cycles; collections that
+walk every row tuple again and again cost ~15% of the parse).
 """
 
 from __future__ import annotations
@@ -186,8 +192,6 @@ def _filled_response(line: _Line) -> str | None:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while parsing: the rows hold no cycles, and collections that walk
-    every row tuple again and again cost ~15% of the parse."""
     enabled = gc.isenabled()
     gc.disable()
     try:
