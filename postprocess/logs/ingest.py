@@ -190,15 +190,21 @@ def _run_order(runs: list[_Run], rule: str) -> dict[Path, tuple]:
 
 
 # ---------------------------------------------------------------------------------------------- files
+def _parse_numbered(item: tuple[int, str]) -> tuple[int, ParsedFile]:
+    return item[0], parse_samples_file(item[1])
+
+
 @contextmanager
-def _file_parser(workers: int) -> Iterator[Callable[[list[str]], Iterator[ParsedFile]]]:
-    """A map of parse_samples_file that keeps the input order: in `workers` forked processes when
-    workers > 1 (forked before any progress-bar thread exists), else in this process."""
+def _file_parser(workers: int) -> Iterator[Callable[[list[str]], Iterator[tuple[int, ParsedFile]]]]:
+    """A map of parse_samples_file yielding (index in the input, parsed file) as files are done: in
+    `workers` forked processes when workers > 1 (forked before any progress-bar thread exists), largest
+    files first so that no worker is left with a big one at the end; else in this process, in order."""
     if workers <= 1:
-        yield lambda paths: map(parse_samples_file, paths)
+        yield lambda paths: map(_parse_numbered, enumerate(paths))
         return
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield lambda paths: pool.imap(parse_samples_file, paths)
+        yield lambda paths: pool.imap_unordered(
+            _parse_numbered, sorted(enumerate(paths), key=lambda item: -os.path.getsize(item[1])))
 
 
 def _default_workers(total_bytes: int, n_files: int) -> int:
@@ -256,18 +262,21 @@ def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problem
     parts = []
     lines_per_run: Counter = Counter()
     blank_lines = 0
+    parsed: list[ParsedFile | None] = [None] * len(files)
     with _file_parser(workers) as parse:
-        parsed_files = parse([f.path for f in files])
+        done = parse([f.path for f in files])
         if progress:
             from tqdm.auto import tqdm
 
-            parsed_files = tqdm(parsed_files, total=len(files), unit="file", desc="ingest logs")
-        for order, (file, parsed) in enumerate(zip(files, parsed_files)):
-            for kind, line, field_name, detail, benchmark in parsed.problems:
-                problems.add(order, kind, file.path, line, field_name, detail, file.run.spec.key, benchmark)
-            parts.append(parsed.rows)
-            lines_per_run[file.run.results_path] += parsed.lines
-            blank_lines += parsed.blank_lines
+            done = tqdm(done, total=len(files), unit="file", desc="ingest logs")
+        for index, parsed_file in done:
+            parsed[index] = parsed_file
+    for order, (file, parsed_file) in enumerate(zip(files, parsed)):
+        for kind, line, field_name, detail, benchmark in parsed_file.problems:
+            problems.add(order, kind, file.path, line, field_name, detail, file.run.spec.key, benchmark)
+        parts.append(parsed_file.rows)
+        lines_per_run[file.run.results_path] += parsed_file.lines
+        blank_lines += parsed_file.blank_lines
     rows = rows_frame(pa.concat_tables(parts) if parts else empty_rows())
     rows_per_file = np.array([len(part) for part in parts], dtype=np.int64)
     rows["_order"] = np.repeat(np.arange(len(parts), dtype=np.int64), rows_per_file)

@@ -259,10 +259,19 @@ ROW_SCHEMA = pa.schema(
     + [("correct", pa.bool_()), ("doc_id", pa.int64()), ("source_line", pa.int32()), ("response_filled", pa.bool_())])
 
 
+def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:
+    """`values` as an Arrow array; a dictionary column with one value throughout (a file's benchmark, split
+    and variant) is built without converting every element."""
+    if pa.types.is_dictionary(arrow_type) and values and values[0] is not None and values.count(values[0]) == len(values):
+        return pa.DictionaryArray.from_arrays(np.zeros(len(values), dtype=np.int32),
+                                              pa.array(values[:1], type=arrow_type.value_type))
+    return pa.array(values, type=arrow_type)
+
+
 def rows_table(rows: list[tuple]) -> pa.Table:
     """Candidate rows as an Arrow table of ROW_SCHEMA (one buffer to send between processes)."""
     columns = zip(*rows) if rows else [()] * len(ROW_SCHEMA)
-    return pa.Table.from_arrays([pa.array(values, type=field.type) for values, field in zip(columns, ROW_SCHEMA)],
+    return pa.Table.from_arrays([_array(values, field.type) for values, field in zip(columns, ROW_SCHEMA)],
                                 schema=ROW_SCHEMA)
 
 
