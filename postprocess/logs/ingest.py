@@ -54,9 +54,9 @@ output tokens), `settings` (per ingested run and task: every generation setting,
 `duplicate_runs` (above), `problems` (PROBLEM_COLUMNS).
 
 Speed: lines.py's fast parser (msgspec, ~12k instructions for a 675-byte line against ~54k for the
-standard library's json and ~24k for orjson) reads the well-formed lines; files are parsed in worker
-processes (`workers`, default: one per core for inputs over 16 MB, fork start method, Linux only) and
-merged in the order above (perf/bench_ingest.py).
+standard library's json and ~24k for orjson) reads the well-formed lines. `workers` processes parse the
+files, largest first: this one and `workers - 1` forked ones (default: one per core for inputs over
+16 MB, fork start method, Linux only); the rows are merged in the order above (perf/bench_ingest.py).
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,21 +190,34 @@ def _run_order(runs: list[_Run], rule: str) -> dict[Path, tuple]:
 
 
 # ---------------------------------------------------------------------------------------------- files
-def _parse_numbered(item: tuple[int, str]) -> tuple[int, ParsedFile]:
-    return item[0], parse_samples_file(item[1])
-
-
 @contextmanager
-def _file_parser(workers: int) -> Iterator[Callable[[list[str]], Iterator[tuple[int, ParsedFile]]]]:
-    """A map of parse_samples_file yielding (index in the input, parsed file) as files are done: in
-    `workers` forked processes when workers > 1 (forked before any progress-bar thread exists), largest
-    files first so that no worker is left with a big one at the end; else in this process, in order."""
+def _parsed_files(paths: list[str], workers: int) -> Iterator[Iterator[tuple[int, ParsedFile]]]:
+    """(index in `paths`, parsed file) for every file as it is done, largest files first. With workers > 1,
+    this process parses too, beside `workers - 1` forked ones (forked here, before any progress-bar
+    thread exists), each of which it keeps two files ahead: a process fewer than workers-many helpers
+    saves the forking and half the rows crossing between processes."""
+    queue = deque(sorted(range(len(paths)), key=lambda i: -os.path.getsize(paths[i])))
     if workers <= 1:
-        yield lambda paths: map(_parse_numbered, enumerate(paths))
+        yield ((i, parse_samples_file(paths[i])) for i in queue)
         return
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield lambda paths: pool.imap_unordered(
-            _parse_numbered, sorted(enumerate(paths), key=lambda item: -os.path.getsize(item[1])))
+    with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
+        yield _share_with(pool, workers - 1, paths, queue)
+
+
+def _share_with(pool, helpers: int, paths: list[str], queue: deque) -> Iterator[tuple[int, ParsedFile]]:
+    sent: deque = deque()  # (index, AsyncResult) in the order sent
+    while queue:
+        while queue and sum(not result.ready() for _, result in sent) < 2 * helpers:
+            index = queue.popleft()
+            sent.append((index, pool.apply_async(parse_samples_file, (paths[index],))))
+        while sent and sent[0][1].ready():
+            index, result = sent.popleft()
+            yield index, result.get()
+        if queue:
+            index = queue.popleft()
+            yield index, parse_samples_file(paths[index])
+    for index, result in sent:
+        yield index, result.get()
 
 
 def _default_workers(total_bytes: int, n_files: int) -> int:
@@ -263,8 +276,7 @@ def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problem
     lines_per_run: Counter = Counter()
     blank_lines = 0
     parsed: list[ParsedFile | None] = [None] * len(files)
-    with _file_parser(workers) as parse:
-        done = parse([f.path for f in files])
+    with _parsed_files([f.path for f in files], workers) as done:
         if progress:
             from tqdm.auto import tqdm
 
@@ -490,7 +502,7 @@ def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides:
 
     model_overrides: {model path or its last component: registry key} for paths the registry does not
     know. strict: raise UnresolvedModelError on runs without a known model (else skip and report them).
-    workers: parser processes (None: automatic, 1: in this process). duplicates: DUPLICATE_RULES.
+    workers: parser processes, this one included (None: automatic, 1: this one alone). duplicates: DUPLICATE_RULES.
     """
     if duplicates not in DUPLICATE_RULES:
         raise ValueError(f"duplicates rule {duplicates!r} is not one of {DUPLICATE_RULES}")
