@@ -92,8 +92,8 @@ def main() -> None:
             for code in args.code:
                 runs[code].append(run_once(code.resolve(), logs, args.workers))
                 print(json.dumps({"code": str(code), **runs[code][-1]}), file=sys.stderr)
-    print(f"| code | records | workers | best wall_s | its cpu_s | records/s (wall) | records per CPU-s | "
-          f"min cpu_s | load (1 min) |\n|---|---|---|---|---|---|---|---|---|")
+    print("| code | records | workers | best wall_s | its cpu_s | records/s (wall) | records per CPU-s | "
+          "min cpu_s | load (1 min) |\n|---|---|---|---|---|---|---|---|---|")
     for code, timings in runs.items():
         best = min(timings, key=lambda t: t["wall_s"])
         least_cpu = min(t["cpu_s"] for t in timings)

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import pytest
 import yaml
 from logfactory import make_records, tiny_family_registry_dict, write_run
 

@@ -84,7 +84,6 @@ def _quality_counts(result, settings) -> dict:
 def read_reeval(folder: Path):
     """The items of a `cait-reeval` output folder, checked whole: a file cut short, unparsable, lacking a
     column or holding a `correct` that is not true/false is a ValueError naming the file (and line)."""
-    import pandas as pd
 
     from postprocess.cait.metrics import REEVAL_ITEM_COLUMNS
     from postprocess.cait.reeval import read_reeval_items
