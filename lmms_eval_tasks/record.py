@@ -2,6 +2,12 @@
 
 Every task's process_results returns it under the key `per_question`; lmms-eval merges that key
 into each line of the `--log_samples` JSONL. Fields may be added; the ones below are never renamed.
+
+The response is stored once per line, by lmms-eval, as `filtered_resps`: the text process_results
+scored (lmms-eval 0.7 strips `<think>`/`<analysis>` blocks first with its default `--reasoning_tags`,
+and then keeps the raw text as `resps` on the same line when the two differ). The record does not
+repeat it; `line_response(line)` reads it, and takes a record's own `response` first, which logs
+written before this rule carry.
 """
 
 from __future__ import annotations
@@ -22,11 +28,28 @@ REQUIRED_FIELDS: dict[str, tuple] = {
     "question_id": (str,),
     "variant": (str,),
     "gold": (str, list, type(None)),
-    "response": (str,),
     "prediction": (str, type(None)),
     "correct": (bool, type(None)),
     "match": (str,),
 }
+OPTIONAL_FIELDS: dict[str, tuple] = {"response": (str,)}  # in records written before the response rule above
+RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")  # where a line holds the response, in the order read
+
+
+def line_response(line: dict) -> str | None:
+    """The response of a samples line: the record's own `response` when it has one, else the single string in
+    filtered_resps (else resps), as "x", ["x"] or [["x"]] (lmms-eval's shapes across versions); None when
+    there is none."""
+    record = line.get("per_question")
+    if isinstance(record, dict) and isinstance(record.get("response"), str):
+        return record["response"]
+    for name in RESPONSE_LINE_FIELDS:
+        value = line.get(name)
+        while isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, str):
+            return value
+    return None
 
 
 class RecordError(ValueError):
@@ -41,6 +64,12 @@ def validate_record(record: Any) -> dict:
         if field not in record:
             raise RecordError(f"per_question lacks field '{field}'")
         if not isinstance(record[field], types):
+            raise RecordError(
+                f"per_question field '{field}' has type {type(record[field]).__name__}, "
+                f"expected one of {[t.__name__ for t in types]}"
+            )
+    for field, types in OPTIONAL_FIELDS.items():
+        if field in record and not isinstance(record[field], types):
             raise RecordError(
                 f"per_question field '{field}' has type {type(record[field]).__name__}, "
                 f"expected one of {[t.__name__ for t in types]}"

@@ -128,8 +128,9 @@ def score(question: Question, response: str) -> Outcome:
     return Outcome(extraction.prediction, correct, match, extraction.rule)
 
 
-def per_question_record(question: Question, response: str, outcome: Outcome) -> dict:
-    """The record of record.REQUIRED_FIELDS plus the details a reader needs to audit the decision."""
+def per_question_record(question: Question, outcome: Outcome) -> dict:
+    """The record of record.REQUIRED_FIELDS plus the details a reader needs to audit the decision. The response
+    is not in it: lmms-eval writes it on the same line as `filtered_resps` (record.py)."""
     return {
         "benchmark": question.benchmark,
         "split": question.split,
@@ -137,7 +138,6 @@ def per_question_record(question: Question, response: str, outcome: Outcome) -> 
         "question_id": question.question_id,
         "variant": question.variant,
         "gold": question.gold,
-        "response": response,
         "prediction": outcome.prediction,
         "correct": outcome.correct,
         "match": outcome.match,

@@ -129,7 +129,8 @@ def test_empty_response_is_scored_wrong_and_recorded_unparsed():
     doc = prepare_docs(dataset, "invscale_mmbench_dev_en")[0]
     result = process_results(doc, [""])
     record = validate_record(result["per_question"])
-    assert (record["prediction"], record["correct"], record["match"], record["response"]) == (None, False, "none", "")
+    assert (record["prediction"], record["correct"], record["match"]) == (None, False, "none")
+    assert (result["accuracy"], result["unparsed_rate"]) == (False, True)
 
 
 def test_duplicate_question_ids_are_refused():

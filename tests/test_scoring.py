@@ -108,7 +108,7 @@ def test_adjudicator_decides_only_inconclusive_responses():
 
 def test_record_satisfies_the_contract():
     q = question()
-    record = per_question_record(q, "(B)", score(q, "(B)"))
+    record = per_question_record(q, score(q, "(B)"))
     assert validate_record(record) is record
     assert record["prediction"] == "B" and record["correct"] is True and record["variant"] == "direct"
 

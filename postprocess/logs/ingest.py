@@ -21,8 +21,9 @@ Lines: each problem is reported in `problems` with file and 1-based line; nothin
 - A last line without a newline that is not valid JSON is a write cut short by a killed run: skipped
   (truncated_line). Any other line that is not a JSON object: skipped (malformed_json).
 - A line without `per_question`: skipped (missing_per_question).
-- A record without `response` takes it from the line's `filtered_resps` (else `resps`), accepted as
-  "x", ["x"] or [["x"]]: kept and reported (response_from_filtered_resps).
+- The response is the line's `filtered_resps` (else `resps`), "x", ["x"] or [["x"]], or the record's own
+  `response` in logs written before records stopped repeating it (lmms_eval_tasks.record.line_response).
+  A line with none of them: skipped (invalid_record).
 - A record failing lmms_eval_tasks.record.validate_record: skipped (invalid_record, with its message).
 - Rows are keyed by (model, benchmark, split, variant, question_id). Samples files are read in
   (file mtime, path) order, lines in file order, and the FIRST occurrence of a key is kept; later ones
@@ -59,7 +60,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, REQUIRED_FIELDS, SPLITS, RecordError, validate_record
+from lmms_eval_tasks.record import (BENCHMARKS, MATCH_KINDS, OPTIONAL_FIELDS, REQUIRED_FIELDS, SPLITS, RecordError,
+                                    line_response, validate_record)
 from model_configs import ModelSpec, Registry
 from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs, read_results
 
@@ -89,14 +91,13 @@ PROBLEM_ACTIONS = {
     "missing_per_question": "skipped",
     "invalid_record": "skipped",
     "duplicate": "skipped",
-    "response_from_filtered_resps": "kept",
 }
 # Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
 PROMOTED_FIELDS = ("rule", "kind")
-_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS)
+_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(OPTIONAL_FIELDS) | frozenset(PROMOTED_FIELDS)
 _TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
                  "match", "rule", "kind", "extra"]
-_ROW_FIELDS = (*_TEXT_COLUMNS, "correct", "doc_id", "source_line", "response_filled")
+_ROW_FIELDS = (*_TEXT_COLUMNS, "correct", "doc_id", "source_line")
 _encode_extra = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 
 
@@ -156,25 +157,14 @@ def _describe_run(run: _Run, registry: Registry) -> None:
 def _unresolved_message(failed: list[_Run]) -> str:
     lines = [f"{len(failed)} run(s) have no known model, so their rows cannot be attributed:"]
     lines += [f"  {run.results_path}: {run.failure[1]}" for run in failed]
-    example = next((run.model_path for run in failed if run.model_path), "/path/to/model")
-    lines.append(f"Map each model path to a registry key with --model-map PATH=KEY (e.g. --model-map "
-                 f"'{example}=Qwen3-VL-2B'), add the model to an extra models YAML (--extra-models), "
-                 "or skip these runs (--skip-unknown-models; strict=False).")
+    lines.append("A model of your own (or a family of them) is described in a models YAML passed with --extra-models "
+                 "FILE: fields key, hf_id, family, size, total_params, active_params, moe (README, 'Your own "
+                 "models'). --model-map PATH=KEY is only for another copy of a model the registry already has "
+                 "(e.g. a local snapshot of Qwen/Qwen3-VL-8B-Instruct). Or skip these runs: --skip-unknown-models.")
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------- lines
-def _response_from_resps(line: dict) -> str | None:
-    """The single response in filtered_resps (else resps): "x", ["x"] or [["x"]]; None otherwise."""
-    for name in ("filtered_resps", "resps"):
-        value = line.get(name)
-        while isinstance(value, list) and len(value) == 1:
-            value = value[0]
-        if isinstance(value, str):
-            return value
-    return None
-
-
 def _as_text(value: Any) -> str | None:
     return value if value is None or type(value) is str else str(value)
 
@@ -209,14 +199,11 @@ def parse_samples_file(path: str | Path) -> _ParsedFile:
                 problems.append(("missing_per_question", line_no, f"no per_question (doc_id {obj.get('doc_id')!r})",
                                  None))
                 continue
-            filled = False
-            if type(record) is dict and "response" not in record:
-                response = _response_from_resps(obj)
-                if response is not None:
-                    record["response"] = response
-                    filled = True
             try:
                 validate_record(record)
+                response = line_response(obj)
+                if response is None:
+                    raise RecordError("no response: neither filtered_resps, resps nor per_question.response holds a string")
             except RecordError as err:
                 benchmark = record.get("benchmark") if type(record) is dict else None
                 problems.append(("invalid_record", line_no, str(err), _as_text(benchmark)))
@@ -227,10 +214,10 @@ def parse_samples_file(path: str | Path) -> _ParsedFile:
             kept.append((
                 record["benchmark"], record["split"], record["subtask"], record["question_id"], record["variant"],
                 gold if gold is None or type(gold) is str else json.dumps(gold, ensure_ascii=False),
-                record["response"], record["prediction"], record["match"],
+                response, record["prediction"], record["match"],
                 _as_text(record.get("rule")), _as_text(record.get("kind")),
                 _encode_extra({k: record[k] for k in extra_fields}) if extra_fields else None,
-                record["correct"], doc_id if type(doc_id) is int else None, line_no, filled,
+                record["correct"], doc_id if type(doc_id) is int else None, line_no,
             ))
     columns = dict(zip(_ROW_FIELDS, zip(*kept))) if kept else dict.fromkeys(_ROW_FIELDS, ())
     rows = pd.DataFrame({name: pd.array(list(columns[name]), dtype="str") for name in _TEXT_COLUMNS})
@@ -239,7 +226,6 @@ def parse_samples_file(path: str | Path) -> _ParsedFile:
     rows["correct"] = pd.arrays.BooleanArray(np.where(unknown, False, correct).astype(bool), unknown.astype(bool))
     rows["doc_id"] = pd.array(list(columns["doc_id"]), dtype="Int64")
     rows["source_line"] = np.array(columns["source_line"], dtype=np.int32)
-    rows["response_filled"] = np.array(columns["response_filled"], dtype=bool)
     return _ParsedFile(rows, problems, lines, blank)
 
 
@@ -338,22 +324,17 @@ def _empty_rows() -> pd.DataFrame:
 
 
 def _drop_duplicates(rows: pd.DataFrame, problems: _Problems) -> pd.DataFrame:
-    """Rows without later occurrences of a ROW_KEY; reports those and the kept filled-in responses."""
+    """Rows without later occurrences of a ROW_KEY; reports those."""
     key_codes = rows.groupby(ROW_KEY, sort=False, observed=True, dropna=False).ngroup().to_numpy()
     _, first_of_key = np.unique(key_codes, return_index=True)
     first_row = first_of_key[key_codes] if len(rows) else np.zeros(0, dtype=np.int64)
     duplicate = first_row != np.arange(len(rows))
     duplicates = np.flatnonzero(duplicate)
-    filled = np.flatnonzero(rows["response_filled"].to_numpy() & ~duplicate)
-    if len(duplicates) or len(filled):
+    if len(duplicates):
         where = rows[["_order", "source_line", "source_file", "model", "benchmark"]].astype(object).to_numpy()
         for row, detail in zip(duplicates, _duplicate_details(rows, duplicates, first_row[duplicates])):
             order, line, file, model, benchmark = where[row]
             problems.add(order, "duplicate", file, line, detail, model, benchmark)
-        for row in filled:
-            order, line, file, model, benchmark = where[row]
-            problems.add(order, "response_from_filtered_resps", file, line,
-                         "per_question had no response; taken from filtered_resps", model, benchmark)
     return rows[~duplicate].reset_index(drop=True)
 
 
