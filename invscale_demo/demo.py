@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import yaml
+from tqdm import tqdm
 
 from lmms_eval_tasks.catalog import GROUPS, TASKS
 from launch.runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
@@ -86,6 +89,50 @@ def build_models(out: Path) -> tuple[list[tuple[str, str, Path]], Path]:
     return built, registry
 
 
+RESPONDING = re.compile(rb"Model Responding:\s*\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")
+
+
+def answered(log_tail: bytes) -> tuple[int, int] | None:
+    """(answers done, answers in all) from the last of lmms-eval's "Model Responding: 42%|... | 64/153" bars."""
+    matches = RESPONDING.findall(log_tail)
+    return (int(matches[-1][0]), int(matches[-1][1])) if matches else None
+
+
+def _follow(log: Path, bar, stop: threading.Event) -> None:
+    """Move `bar` along lmms-eval's own answer progress in its log until `stop` is set."""
+    while not stop.wait(0.5):
+        try:
+            with open(log, "rb") as handle:
+                handle.seek(max(0, log.stat().st_size - 4096))
+                progress = answered(handle.read())
+        except FileNotFoundError:
+            continue
+        if progress:
+            done, total = progress
+            bar.total = total
+            bar.set_postfix_str("answering" if done < total else "scoring and writing logs", refresh=False)
+            bar.update(done - bar.n)
+
+
+def run_with_progress(key: str, command: list[str], logs: Path, expected: list[str]):
+    """run_lmms_eval with a progress bar of the model's answers in a terminal; elsewhere one line when it starts
+    (the run's own output goes to its log)."""
+    log = logs / "lmms_eval.log"
+    interactive = sys.stderr.isatty()
+    if not interactive:
+        print(f"[demo] {key}: running {len(expected)} tasks (log: {log})", flush=True)
+    with tqdm(desc=f"[demo] {key}", unit="answer", total=None, disable=not interactive, leave=False,
+              postfix="loading the model and the tasks") as bar:
+        stop = threading.Event()
+        follower = threading.Thread(target=_follow, args=(log, bar, stop), daemon=True)
+        follower.start()
+        try:
+            return run_lmms_eval(command, logs, expected, log)
+        finally:
+            stop.set()
+            follower.join()
+
+
 def run_demo(out: Path) -> Path:
     out = out.resolve()
     tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures", scale=FIXTURE_SCALE))
@@ -99,7 +146,7 @@ def run_demo(out: Path) -> Path:
             continue
         command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", DEMO_TASKS, logs,
                                     include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu", batch_size=BATCH_SIZE)
-        run = run_lmms_eval(command, logs, expected, logs / "lmms_eval.log")
+        run = run_with_progress(key, command, logs, expected)
         print(f"[demo] {key}: {len(expected)} tasks in {run.seconds:.0f} s -> {run.results.parent}")
     report = out / "report"
     subprocess.run([sys.executable, "-m", "postprocess", "report", "--logs", str(out / "logs"), "--out", str(report),

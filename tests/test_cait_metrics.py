@@ -358,3 +358,10 @@ def test_no_cait_rows_make_no_section(tmp_path):
 
     write_run(tmp_path, QWEN_8B, "mmmu_val", make_records([True, False]))
     assert cait_tables(ingest(tmp_path).table, models_frame({})) == []
+
+
+def test_a_model_outside_the_cait_paper_is_shown_with_its_family_and_size(tmp_path):
+    write_cait_logs(tmp_path, {"Qwen/Qwen3-VL-2B-Instruct": {"direct": right}, QWEN_8B: {"direct": right}})
+    tables = cait_tables(ingest(tmp_path).table, metrics.cait_models_frame(load_registry()))
+    shown = tables[0].frame[["Group", "Model", "Param"]].values.tolist()
+    assert shown == [["Instruct", "Qwen3-VL-Instruct", "8B"], ["Qwen3-VL", "Qwen3-VL-2B", "2B"]]

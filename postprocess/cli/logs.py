@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -26,7 +27,13 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
     parser.add_argument("--skip-unknown-models", action="store_true",
                         help="skip (and report) runs whose model matches no registry entry instead of failing")
     parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
-    parser.add_argument("--progress", action="store_true", help="show a progress bar while reading logs")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bars on long steps (default: when stderr is a terminal)")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """--progress / --no-progress, else whether stderr is a terminal (no bars in CI logs or pipes)."""
+    return sys.stderr.isatty() if args.progress is None else args.progress
 
 
 def read_logs(args: argparse.Namespace):
@@ -37,7 +44,7 @@ def read_logs(args: argparse.Namespace):
 
     registry = load_registry(extra=args.extra_models)
     options = {"model_overrides": _model_map(args.model_map), "strict": not args.skip_unknown_models,
-               "progress": args.progress}
+               "progress": show_progress(args)}
     if args.cache_dir:
         return registry, load_or_ingest(args.logs, args.cache_dir, registry, **options)
     return registry, ingest_logs(args.logs, registry, **options)

@@ -35,6 +35,24 @@ def add(subparsers: argparse._SubParsersAction) -> None:
     report.set_defaults(handler=run_report)
 
 
+def _runs_found(runs):
+    """The runs table as the report shows it: results files relative to the folder they share, and the number
+    of tasks (a run of 20 tasks would otherwise list them in one 600-character cell; each task's rows are in
+    the other quality tables)."""
+    import os
+
+    import pandas as pd
+
+    shown = runs.copy()
+    files = [str(path) for path in shown["results_file"]]
+    if files:
+        root = os.path.commonpath([os.path.dirname(f) for f in files])
+        shown["results_file"] = [os.path.relpath(f, root) for f in files]
+    shown["tasks"] = pd.array([len(t.split(",")) if isinstance(t, str) and t else 0 for t in shown["tasks"]],
+                              dtype="Int64")
+    return shown.drop(columns=["model_path"]).rename(columns={"tasks": "n_tasks"})
+
+
 def _quality_frames(result, registry) -> dict:
     """Ingestion's data-quality frames, titled for the report's data-quality section."""
     from postprocess.logs.quality import quality_summary
@@ -42,7 +60,7 @@ def _quality_frames(result, registry) -> dict:
     summary = quality_summary(result, registry)
     return {
         "Ingestion overview": summary.overview,
-        "Runs found": result.runs,
+        "Runs found": _runs_found(result.runs),
         "Problems by kind (rows skipped, kept or reported)": summary.problems,
         "Unparsed answers per model x benchmark": summary.unparsed,
         "Missing model x split runs": summary.missing_runs,
@@ -67,6 +85,7 @@ def _cait_section(result, registry, reeval_dir: Path | None) -> list:
 def run_report(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.render.outputs import write_outputs, write_sections_only
+    from postprocess.render.report import count
 
     params = Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
     registry, result = read_logs(args)
@@ -85,8 +104,12 @@ def run_report(args: argparse.Namespace) -> int:
     paths = write_outputs(analysis, args.out, quality=quality, extra_sections=sections,
                           figure_subtasks=args.figure_subtask or None)
     summary = analysis.summary
+    if analysis.comparisons.empty:
+        print(f"{count(summary['models'], 'model')} and no two of one family to compare: accuracy report: "
+              f"{paths['report_html']}")
+        return 0
     print(
-        f"{summary['cases']} cases over {summary['eligible_comparisons']} eligible comparisons "
-        f"({len(summary['replicated_subtasks'])} replicated subtasks); report: {paths['report_html']}"
+        f"{count(summary['cases'], 'case')} over {count(summary['eligible_comparisons'], 'eligible comparison')} "
+        f"({count(len(summary['replicated_subtasks']), 'replicated subtask')}); report: {paths['report_html']}"
     )
     return 0

@@ -99,7 +99,8 @@ def _check_models(models: pd.DataFrame) -> None:
 
 def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) -> Analysis:
     """Run every stage on the per-question table (columns ANALYSIS_COLUMNS at least) and the models
-    frame (MODEL_COLUMNS, optionally family_rank). Raises UnusableInput when nothing can be compared."""
+    frame (MODEL_COLUMNS, optionally family_rank). Raises UnusableInput when there are no rows or none of
+    the analysed variant."""
     _check_models(models)
     if table.empty:
         raise UnusableInput("the per-question table is empty: no runs were found")
@@ -112,13 +113,10 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     if variant not in outcomes.variants:
         raise UnusableInput(f"no rows of variant {variant!r} (variants present: {', '.join(outcomes.variants)})")
     present = ordered[ordered["model"].isin(outcomes.models_with_answers(variant))].reset_index(drop=True)
+    # Without two models of one family that answered a common question (one model, say) the comparisons
+    # are empty and only the accuracy numbers say something; the report says so.
     comparisons = compare_pairs(outcomes, family_pairs(present), variant=variant, min_n=params.min_n,
                                 min_net=params.min_net)
-    if comparisons.empty:
-        raise UnusableInput(
-            "no comparable pairs: no two models of one family answered a common question with known gold "
-            f"(models with answers: {', '.join(present['model']) or 'none'})"
-        )
 
     comparisons = add_significance(comparisons, params.fdr)
     cases = case_numbers.cases_of(comparisons)
@@ -166,9 +164,7 @@ def _case_summary(analysis: Analysis) -> dict:
     counted = comparisons[comparisons["eligible"]]
     by_restriction = analysis.restrictions.set_index("restriction")
     replicated_rows = analysis.replication[analysis.replication["n_families"] >= REPLICATION_FAMILIES]
-    # As in the paper, a two-model family's only pair is not a "largest size gap" comparison.
     extremes = case_numbers.restrict(counted, "extreme")
-    extremes = extremes[extremes["family_models"] > 2]
     shapes = analysis.shapes
     nonmonotonic = int((shapes["shape"] == "non-monotonic").sum())
     summary = {

@@ -174,7 +174,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
     """Every within-family (smaller, larger) pair, smaller first, never both orders.
 
     Columns used by the restricted analyses: `adjacent` (consecutive sizes), `extreme` (smallest vs
-    largest of a family), `twofold_total` / `twofold_active` (larger has >= 2x the nominal total /
+    largest of a family of three or more models, as in the paper's Section 5.5), `twofold_total` / `twofold_active` (larger has >= 2x the nominal total /
     active parameters), `dense` (neither is MoE), `same_encoder_tier` and `family_models` (how many
     models the family has).
     """
@@ -193,7 +193,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
                     "small_size": small["size"],
                     "large_size": large["size"],
                     "adjacent": j == i + 1,
-                    "extreme": i == 0 and j == last,
+                    "extreme": i == 0 and j == last and last >= 2,  # a two-model family's one pair is no size gap
                     "twofold_total": large["total_params"] >= 2 * small["total_params"],
                     "twofold_active": large["active_params"] >= 2 * small["active_params"],
                     "dense": not (bool(small["moe"]) or bool(large["moe"])),

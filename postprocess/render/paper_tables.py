@@ -29,7 +29,7 @@ RESTRICTION_LABELS = {
     "dense_only": "Dense models only (no MoE)",
     "same_encoder_tier": "Same encoder tier",
     "adjacent": "Adjacent sizes",
-    "extreme": "Smallest vs. largest",
+    "extreme": "Smallest vs. largest (families of 3+ models)",
 }
 
 
@@ -226,7 +226,8 @@ def extremes_smallest_vs_largest(analysis: Analysis) -> Table:
     frame = pd.DataFrame({"Family": rows["family"], "Small": rows["small_size"], "Large": rows["large_size"],
                           "Comparisons": rows["comparisons"], f"Smaller ahead (Net ≥ {min_net})": rows["smaller_ahead"],
                           f"Larger ahead (Net ≤ −{min_net})": rows["larger_ahead"]})
-    return Table("extremes_smallest_vs_largest", "Smallest vs. largest model of each family (Section 5.5).", frame)
+    return Table("extremes_smallest_vs_largest",
+                 "Smallest vs. largest model of each family of three or more models (Section 5.5).", frame)
 
 
 def curve_shapes(analysis: Analysis) -> Table:
