@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+
 
 REFUSAL = "I cannot tell from this description."
 
@@ -66,7 +66,7 @@ class JudgeServer:
         self.anthropic_url = f"http://127.0.0.1:{self.port}"
 
     # ------------------------------------------------------------------ control
-    def __enter__(self) -> Self:
+    def __enter__(self) -> JudgeServer:
         threading.Thread(target=self._server.serve_forever, daemon=True, name="judge-server").start()
         self._timer = threading.Timer(self.lifetime_s, self.stop)
         self._timer.daemon = True

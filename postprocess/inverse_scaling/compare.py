@@ -18,7 +18,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
+from scipy.special import bdtrc  # binom.sf's function, without scipy.stats' 0.5 s import
 
 from postprocess.order import sort_key
 
@@ -209,7 +209,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
 
 def mcnemar_greater(wins: np.ndarray, discordant: np.ndarray) -> np.ndarray:
     """One-sided exact McNemar p-value P(Binomial(discordant, 1/2) >= wins); 1 when wins == 0."""
-    return binom.sf(np.asarray(wins) - 1, np.asarray(discordant), 0.5)
+    return bdtrc(np.asarray(wins) - 1, np.asarray(discordant), 0.5)
 
 
 def pair_cells(outcomes: Outcomes, variant: str, small: str, large: str) -> np.ndarray:

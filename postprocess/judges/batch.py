@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,7 @@ def _ask(client: JudgeClient, key: str, request: JudgeRequest, parse: Parse | No
     return {"key": key, "judge": judge.name, "provider": judge.provider, "model": judge.model, **record,
             "attempts": attempts, "asks": asks, "parse_error": error, "prompt": request.prompt,
             "images": [hashlib.sha256(image).hexdigest() for image in request.images],
-            "at": datetime.now(UTC).isoformat(timespec="seconds")}
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 def _wait_all(futures: list, stop: threading.Event) -> list:
