@@ -58,9 +58,19 @@ def _entry(cache_dir: Path, fingerprint: str) -> Path:
     return Path(cache_dir) / f"ingest-{fingerprint[:24]}"
 
 
+def _read_frame(path: Path) -> pd.DataFrame:
+    """A cached frame with its dtypes: pandas 2 (Python 3.10) reads the "str" columns back as object."""
+    import pyarrow.parquet
+
+    frame = pd.read_parquet(path)
+    columns = json.loads(pyarrow.parquet.read_schema(path).metadata[b"pandas"])["columns"]
+    text = [c["name"] for c in columns if c["numpy_type"] == "str" and frame[c["name"]].dtype == object]
+    return frame.astype({name: ingest.TEXT for name in text}) if text else frame
+
+
 def _read_entry(entry: Path) -> ingest.IngestResult:
     meta = json.loads((entry / "meta.json").read_text(encoding="utf-8"))
-    frames = {name: pd.read_parquet(entry / f"{name}.parquet") for name in _FRAMES}
+    frames = {name: _read_frame(entry / f"{name}.parquet") for name in _FRAMES}
     return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True)
 
 

@@ -98,6 +98,9 @@ _NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(OPTIONAL_FIELDS) | frozenset
 _TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
                  "match", "rule", "kind", "extra"]
 _ROW_FIELDS = (*_TEXT_COLUMNS, "correct", "doc_id", "source_line")
+# pandas 3's "str" dtype, missing values NaN; spelled out because on pandas 2 (Python 3.10) "str" means object
+# and turns None into the text "None"
+TEXT = pd.StringDtype(na_value=np.nan)
 _encode_extra = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 
 
@@ -220,7 +223,7 @@ def parse_samples_file(path: str | Path) -> _ParsedFile:
                 record["correct"], doc_id if type(doc_id) is int else None, line_no,
             ))
     columns = dict(zip(_ROW_FIELDS, zip(*kept))) if kept else dict.fromkeys(_ROW_FIELDS, ())
-    rows = pd.DataFrame({name: pd.array(list(columns[name]), dtype="str") for name in _TEXT_COLUMNS})
+    rows = pd.DataFrame({name: pd.array(list(columns[name]), dtype=TEXT) for name in _TEXT_COLUMNS})
     correct = np.array(columns["correct"], dtype=object)
     unknown = np.equal(correct, None)
     rows["correct"] = pd.arrays.BooleanArray(np.where(unknown, False, correct).astype(bool), unknown.astype(bool))
@@ -278,7 +281,7 @@ class _Problems:
         frame["kind"] = _categorical(frame["kind"].astype(object), PROBLEM_ACTIONS)
         frame["line"] = frame["line"].astype("Int64")
         for column in ("action", "file", "detail", "model", "benchmark"):
-            frame[column] = frame[column].astype("str")
+            frame[column] = frame[column].astype(TEXT)
         return frame
 
 

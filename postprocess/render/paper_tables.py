@@ -242,11 +242,9 @@ def curve_shapes(analysis: Analysis) -> Table:
 def _wide_by_size(accuracy: pd.DataFrame, members: pd.DataFrame, row_columns: list[str]) -> pd.DataFrame:
     size_of = dict(zip(members["model"], members["size"]))
     family_rows = accuracy[accuracy["model"].isin(size_of)]
-    wide = (
-        family_rows.assign(size=family_rows["model"].map(size_of))
-        .set_index([*row_columns, "size"])["accuracy"]
-        .unstack("size", sort=False)  # keeps the rows' display order
-    )
+    values = family_rows.assign(size=family_rows["model"].map(size_of)).set_index([*row_columns, "size"])["accuracy"]
+    # unstack sorts the rows; reindex restores their display order (unstack(sort=False) mislabels rows in pandas 2)
+    wide = values.unstack("size").reindex(values.index.droplevel("size").unique())
     sizes = [s for s in members["size"] if s in wide.columns]
     wide = wide[sizes].reset_index()
     wide.columns.name = None
