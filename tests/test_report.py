@@ -230,3 +230,15 @@ def test_module_entry_point(tmp_path):
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 2 and result.stderr.startswith("error: ")
+
+
+def test_progress_bars_follow_the_terminal_unless_asked(monkeypatch):
+    from postprocess.cli import build_parser
+    from postprocess.cli.logs import show_progress
+
+    arguments = ["report", "--logs", "runs", "--out", "out"]
+    for is_terminal in (True, False):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: is_terminal)
+        assert show_progress(build_parser().parse_args(arguments)) is is_terminal
+        assert show_progress(build_parser().parse_args([*arguments, "--no-progress"])) is False
+        assert show_progress(build_parser().parse_args([*arguments, "--progress"])) is True
