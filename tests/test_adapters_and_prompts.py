@@ -2,11 +2,13 @@
 
 import datasets
 import pytest
+import yaml
 
 from lmms_eval_tasks.benchmarks import BY_KEY
 from invscale_demo import fixtures
 from lmms_eval_tasks import adapters
 from lmms_eval_tasks.catalog import TASKS
+from lmms_eval_tasks.generate import TASKS_DIR
 from lmms_eval_tasks.hooks import (
     PROMPT_COLUMN,
     QUESTION_COLUMN,
@@ -171,3 +173,20 @@ def test_variants_keep_ids_and_the_gold_option_text(task):
         if shown.kind == "mcq" and shown.gold is not None:
             assert shown.options[shown.letters.index(shown.gold)] == original.options[original.letters.index(original.gold)]
         assert doc[PROMPT_COLUMN] and doc[QUESTION_COLUMN]
+
+
+@pytest.mark.parametrize("task, rows, with_accuracy", [
+    ("invscale_mmbench_dev_en", lambda: fixtures.mmbench_rows(), True),
+    ("invscale_mmmu_test", lambda: (fixtures.mmmu_rows("test", with_answers=False), fixtures.MMMU_FEATURES), False),
+])
+def test_process_results_returns_the_tasks_metrics_and_nothing_else(task, rows, with_accuracy):
+    """Every key becomes a results.json entry; a key without its metric in the task's YAML would be an empty one."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    metrics = {entry["metric"] for entry in yaml.load((TASKS_DIR / f"{task}.yaml").read_text(), Loader)["metric_list"]}
+    doc = prepare_docs(datasets.Dataset.from_list(*rows()), task)[0]
+    result = process_results(doc, ["B"])
+    assert set(result) == metrics - ({"accuracy"} if not with_accuracy else set())
+    assert "response" not in result["per_question"]
