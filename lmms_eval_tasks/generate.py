@@ -1,13 +1,13 @@
 """Write the task YAMLs and their process_docs hooks from the benchmark descriptions (as lm-eval-harness's
 `_generate_configs.py` does): `python -m lmms_eval_tasks generate`.
 
-Written from benchmarks.py and catalog.py:
-  tasks/<base task>.yaml      name, the shared template, the hub dataset keys, the process_docs hook
-  tasks/<task>_<variant>.yaml the base task included; CoT-style variants also include _cot.yaml
-  tasks/invscale*.yaml        the groups
+Written from benchmarks.py, catalog.py and hooks.METRICS:
+  tasks/<base task>.yaml      name, the shared template, the hub dataset keys, the process_docs hook, the metrics
+  tasks/<task>_<variant>.yaml the base task included (and its metrics, unless the variant scores differently);
+                              CoT-style variants also include _cot.yaml
+  tasks/invscale*.yaml        the groups, with their pooled metrics
   task_hooks.py               one `docs_<task>` function per task, calling hooks.prepare_docs
-Hand-written and shared: tasks/_template.yaml (hooks, decoding, metrics) and tasks/_cot.yaml (the
-reasoning budget). tests/test_task_catalog.py checks that the checked-in files equal these.
+Hand-written and shared: tasks/_template.yaml (hooks, decoding) and tasks/_cot.yaml (the reasoning budget). tests/test_task_catalog.py checks that the checked-in files equal these.
 """
 
 from __future__ import annotations
