@@ -30,6 +30,15 @@ class RunOutput:
     seconds: float
 
 
+def simple_wrapper_forced(model: str) -> bool:
+    """Whether `model` must run through lmms-eval's simple wrapper (--force_simple) with the installed lmms-eval:
+    0.7.0's qwen3_vl chat wrapper fails on every request ('Qwen3_VL' object has no attribute 'fps'; fixed in
+    0.7.1). The simple wrapper answers the same prompts and images, without token counts or timing."""
+    import importlib.metadata
+
+    return model == "qwen3_vl" and importlib.metadata.version("lmms-eval") in ("0.7", "0.7.0")
+
+
 def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Path, *, include_path: Path | None = None,
                       limit: int | None = None, gen_kwargs: str | None = None, batch_size: int = 1,
                       device: str | None = None, launcher: list[str] | None = None) -> list[str]:
@@ -43,6 +52,8 @@ def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Pat
         command += ["--limit", str(limit)]
     if gen_kwargs:
         command += ["--gen_kwargs", gen_kwargs]
+    if simple_wrapper_forced(model):
+        command.append("--force_simple")
     return command
 
 

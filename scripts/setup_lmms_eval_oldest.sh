@@ -22,6 +22,9 @@ base_site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['
 own_site=$("$VENV/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 echo "import site; site.addsitedir('$(realpath "$base_site")')" > "$own_site/zz_base_venv.pth"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check "lmms-eval==$OLDEST"
+# the launcher runs `accelerate` from beside the interpreter: the same version, with its script in $VENV/bin
+accelerate=$(.venv/bin/python -c "import importlib.metadata as m; print(m.version('accelerate'))")
+"$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall "accelerate==$accelerate"
 "$VENV/bin/python" - "$OLDEST" <<'PY'
 import importlib.metadata, pathlib, sys, sysconfig
 import lmms_eval

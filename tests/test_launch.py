@@ -184,7 +184,13 @@ def test_every_base_task_has_a_question_count():
 
 
 # ------------------------------------------------------------------------------------------ plan and slurm
-def test_plan_golden(tmp_path, capsys):
+@pytest.fixture
+def newest_lmms_eval(monkeypatch):
+    """The golden commands are lmms-eval >= 0.7.1's: no --force_simple (launch.runner.simple_wrapper_forced)."""
+    monkeypatch.setattr("launch.runner.simple_wrapper_forced", lambda model: False)
+
+
+def test_plan_golden(tmp_path, capsys, newest_lmms_eval):
     assert launch("plan", *MIXED, "--out", tmp_path / "runs") == 0
     text = normalised(capsys.readouterr().out, tmp_path / "runs")
     assert "accelerate launch --num_processes 8 -m lmms_eval --model qwen3_vl" in text
@@ -225,7 +231,7 @@ def test_plan_errors_name_the_problem(tmp_path, capsys):
     assert "data-parallel runs need an interpreter and a script or `-m module`" in capsys.readouterr().err
 
 
-def test_slurm_golden(tmp_path, capsys):
+def test_slurm_golden(tmp_path, capsys, newest_lmms_eval):
     out = tmp_path / "runs"
     assert launch("slurm", *MIXED, "--out", out) == 0
     slurm = out / "slurm"
