@@ -35,7 +35,7 @@ def test_names_follow_the_documented_pattern():
     assert "blink_val" in TASKS and "cait" in TASKS
     for name, entry in TASKS.items():
         base_pattern = r"blink_val|cait|invscale_[a-z0-9]+_[a-z_]+"
-        assert re.fullmatch(rf"({base_pattern})(_(cot|reverse|shift[123]|swap|structured|describe))?", name), name
+        assert re.fullmatch(rf"({base_pattern})(_(cot|identity|reverse|shift[123]|swap|structured|describe))?", name), name
         assert name == entry.base or name == f"{entry.base}_{entry.variant}"
 
 
