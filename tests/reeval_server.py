@@ -7,12 +7,17 @@
 It listens on 127.0.0.1 on a free port, serves from a daemon thread and shuts itself down after
 `lifetime_s` even if a test forgets to. Answers are deterministic: `answer(prompt)` (default
 `answer_from_description`: the option whose sentence the description contains, else a refusal that
-names no option). `fail_next(n, status)` makes the next n requests fail with that HTTP status (in the
-provider's error format) before answering again. Every request is recorded in `requests`.
+names no option; `anthropic_answer`, when given, answers the Anthropic route instead, so two judges can
+disagree; `TaxonomyJudge` answers error-taxonomy prompts with JSON verdicts, some malformed).
+`fail_next(n, status)` makes the next n requests fail with that HTTP status (in the provider's error
+format) before answering again. Every request is recorded in `requests`, with the SHA-256 of each image
+it carried.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import threading
@@ -33,6 +38,7 @@ class SeenRequest:
     authorized: bool
     status: int
     at: float  # time.monotonic() on arrival
+    images: tuple[str, ...] = ()  # SHA-256 of each image's bytes, in the order sent
 
 
 def _normalise(text: str) -> str:
@@ -48,11 +54,57 @@ def answer_from_description(prompt: str) -> str:
     return found[0] if len(found) == 1 else REFUSAL
 
 
+TAXONOMY_CATEGORIES = ("GENUINE_ERROR", "FORMAT_MISMATCH", "BAD_ANNOTATION_OR_AMBIGUOUS")
+RESPONSE_BLOCK = re.compile(r"^Model [AB] response: (.*?)\n  -> (CORRECT|INCORRECT)$", re.MULTILINE | re.DOTALL)
+
+
+class TaxonomyJudge:
+    """Answers Appendix G.1 prompts by the incorrect model's response (the text before "-> INCORRECT"):
+    a word of `ambiguous_words` -> BAD_ANNOTATION_OR_AMBIGUOUS, "option text" -> FORMAT_MISMATCH, else
+    GENUINE_ERROR, as the JSON object the prompt asks for. "MALFORMED" in it: a verdict in a markdown fence
+    every time (never parses); "FLAKY": a cut-off verdict the first time, a valid one after. Thread-safe."""
+
+    def __init__(self, ambiguous_words: tuple[str, ...] = ("ambiguous",)):
+        self.ambiguous_words = ambiguous_words
+        self.asked: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, prompt: str) -> str:
+        incorrect = [response for response, outcome in RESPONSE_BLOCK.findall(prompt) if outcome == "INCORRECT"]
+        if len(incorrect) != 1:
+            return "This is not a taxonomy prompt."
+        response = incorrect[0]
+        with self._lock:
+            self.asked[prompt] = self.asked.get(prompt, 0) + 1
+            times = self.asked[prompt]
+        if any(word in response.lower() for word in self.ambiguous_words):
+            category = "BAD_ANNOTATION_OR_AMBIGUOUS"
+        else:
+            category = "FORMAT_MISMATCH" if "option text" in response else "GENUINE_ERROR"
+        verdict = json.dumps({"category": category, "confidence": "high",
+                              "explanation": f"Model B answered {response[:20]!r}."})
+        if "MALFORMED" in response:
+            return f"```json\n{verdict}\n```"
+        if "FLAKY" in response and times == 1:
+            return verdict[:25]
+        return verdict
+
+
+def _image_hashes(content) -> tuple[str, ...]:
+    """SHA-256 of the images of an OpenAI (data URL) or Anthropic (base64 source) message content."""
+    if isinstance(content, str):
+        return ()
+    encoded = [part["image_url"]["url"].split(",", 1)[1] if part.get("type") == "image_url"
+               else part["source"]["data"] for part in content if part.get("type") in ("image_url", "image")]
+    return tuple(hashlib.sha256(base64.b64decode(data)).hexdigest() for data in encoded)
+
+
 class JudgeServer:
     def __init__(self, keys: set[str], answer: Callable[[str], str] = answer_from_description,
-                 lifetime_s: float = 60.0):
+                 lifetime_s: float = 60.0, anthropic_answer: Callable[[str], str] | None = None):
         self.keys = set(keys)
         self.answer = answer
+        self.anthropic_answer = anthropic_answer or answer
         self.lifetime_s = lifetime_s
         self.requests: list[SeenRequest] = []
         self._failures: list[tuple[int, float | None]] = []
@@ -111,9 +163,11 @@ class JudgeServer:
             payload = _error(anthropic, status, "scripted failure")
             extra = {} if retry_after is None else {"retry-after": str(retry_after)}
         else:
-            status, payload, extra = 200, _reply(anthropic, body.get("model", ""), self.answer(prompt)), {}
+            text = (self.anthropic_answer if anthropic else self.answer)(prompt)
+            status, payload, extra = 200, _reply(anthropic, body.get("model", ""), text), {}
         with self._answered:
-            self.requests.append(SeenRequest(path, body.get("model", ""), prompt, authorized, status, arrived))
+            self.requests.append(SeenRequest(path, body.get("model", ""), prompt, authorized, status, arrived,
+                                             _image_hashes(content)))
             self._answered.notify_all()
         return status, payload, extra
 

@@ -18,16 +18,25 @@ def _subtask(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """The analysis parameters (the cases), shared by every command that finds cases."""
+    parser.add_argument("--min-n", type=int, default=DEFAULTS.min_n,
+                        help=f"shared questions for an eligible comparison ({DEFAULTS.min_n})")
+    parser.add_argument("--min-net", type=int, default=DEFAULTS.min_net, help=f"Net for a case ({DEFAULTS.min_net})")
+    parser.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
+                        help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
+    parser.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+
+
+def analysis_parameters(args: argparse.Namespace) -> Parameters:
+    return Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
+
+
 def add(subparsers: argparse._SubParsersAction) -> None:
     report = subparsers.add_parser("report", help="ingest logs, run the analysis, write tables, figures and report")
     add_log_arguments(report)
     report.add_argument("--out", required=True, type=Path, metavar="OUT", help="output folder")
-    report.add_argument("--min-n", type=int, default=DEFAULTS.min_n,
-                        help=f"shared questions for an eligible comparison ({DEFAULTS.min_n})")
-    report.add_argument("--min-net", type=int, default=DEFAULTS.min_net, help=f"Net for a case ({DEFAULTS.min_net})")
-    report.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
-                        help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
-    report.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+    add_analysis_arguments(report)
     report.add_argument("--figure-subtask", nargs="+", default=[], type=_subtask, metavar="BENCHMARK/SPLIT/SUBTASK",
                         help="Figure 1 panels (default: the most replicated subtasks)")
     report.add_argument("--reeval", type=Path, metavar="DIR",
@@ -68,7 +77,7 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.render.outputs import write_outputs, write_sections_only
 
-    params = Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
+    params = analysis_parameters(args)
     registry, result = read_logs(args)
     if result.table.empty:
         folders = ", ".join(map(str, args.logs))
