@@ -8,7 +8,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 from analysis_factory import constructed_table, models_frame
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmms_eval_tasks.question import MCQ, NUMERIC, OPEN, YES_NO, Question
@@ -125,6 +125,7 @@ def test_anything_else_is_refused_with_the_reason(answer, reason):
         parse_verdict(answer)
 
 
+@settings(deadline=None)  # no timed assertions: a loaded machine must not fail it
 @given(category=st.sampled_from(["GENUINE_ERROR", "FORMAT_MISMATCH", "BAD_ANNOTATION_OR_AMBIGUOUS"]),
        confidence=st.sampled_from(["high", "medium", "low"]), explanation=st.text(min_size=1).filter(str.strip),
        indent=st.none() | st.integers(0, 4), around=st.sampled_from(["", " ", "\n", "\t\n "]),
@@ -215,6 +216,7 @@ def test_proportional_allocation_and_dataset_quotas():
         sample_flips(flips, TaxonomyParameters(dataset_quotas=(("MME", -1),)))
 
 
+@settings(deadline=None)
 @given(capacity=st.lists(st.integers(0, 50), min_size=1, max_size=8), total=st.integers(0, 400))
 def test_equal_allocation_fills_equally_up_to_capacity(capacity, total):
     capacity = pd.Series(capacity, index=[f"d{i}" for i in range(len(capacity))])
@@ -224,6 +226,7 @@ def test_equal_allocation_fills_equally_up_to_capacity(capacity, total):
     assert short.empty or short.min() >= allocation.max() - 1
 
 
+@settings(max_examples=60, deadline=None)
 @given(layout=st.lists(st.tuples(st.sampled_from(["F1", "F2"]), st.sampled_from(["MME", "BLINK", "MMMU"]),
                                  st.lists(st.integers(1, 15), min_size=1, max_size=6)), min_size=1, max_size=5,
                        unique_by=lambda t: t[:2]),
@@ -286,3 +289,16 @@ def test_verdicts_feed_the_human_check_sample():
     assert sample.items["flagged"].sum() == 2 and len(sample.items) == 4
     with pytest.raises(ValueError, match="label 'Genuine'"):
         numbers.label_counts(verdicts.assign(label="Genuine"))
+
+
+def test_the_default_judges_are_the_papers():
+    """Appendix G.1: GPT-5.4 (gpt-5.4, OpenAI) and Claude Opus 4.6 (claude-opus-4-6, Anthropic), temperature 0,
+    at most 200 output tokens (GPT-5 models take the limit as max_completion_tokens)."""
+    from postprocess.cli.taxonomy import DEFAULT_JUDGES
+    from postprocess.judges import load_judges
+
+    judges = {judge.name: judge for judge in load_judges(DEFAULT_JUDGES)}
+    assert [(j.provider, j.model, j.temperature) for j in judges.values()] == [("openai", "gpt-5.4", 0),
+                                                                            ("anthropic", "claude-opus-4-6", 0)]
+    assert judges["gpt-5.4"].params["max_completion_tokens"] == 200 and judges["claude-opus-4-6"].max_tokens == 200
+    assert all(j.api_key_env and j.price_input_per_mtok for j in judges.values())

@@ -14,12 +14,14 @@ import pytest
 import yaml
 from logfactory import write_run
 from reeval_server import JudgeServer, TaxonomyJudge
+from test_human_stats import annotation_rows
 
 from lmms_eval_tasks.benchmarks import BENCHMARKS
 from lmms_eval_tasks.hooks import doc_to_visual, questions_for
 from lmms_eval_tasks.question import MCQ, YES_NO, Question
 from lmms_eval_tasks.scoring import per_question_record, score
 from postprocess.cli import main
+from postprocess.human.label_studio import write_annotations
 from postprocess.human.task_sets import BAD_ANNOTATION, FORMAT_MISMATCH, GENUINE, UNPARSED, VERDICT_COLUMNS
 from postprocess.inverse_scaling.taxonomy.questions import (QuestionSourceError, dataset_source, load_split,
                                                             reload_questions)
@@ -232,6 +234,25 @@ def test_two_judges_classify_the_flips_with_their_images(tmp_path, logs, fixture
     assert len(tasks) == 4 and items["flagged"].sum() == 2  # the two questions a judge called bad annotation
     assert all(task["data"]["images"] and task["data"]["images"][0].startswith("data:image/png;base64,")
                for task in tasks)
+
+    # three people label the check sample; the report shows the taxonomy and Table 39 beside the analysis
+    labels = {key: {annotator: (GENUINE if (annotator + n) % 4 else BAD_ANNOTATION, 5.0) for annotator in (1, 2, 3)}
+              for n, key in enumerate(items["item_key"])}
+    write_annotations(annotation_rows(labels), tmp_path / "annotations.csv")
+    assert main(["human-stats", "--set", "taxonomy", "--annotations", str(tmp_path / "annotations.csv"), "--items",
+                 str(export / "taxonomy_items.csv"), "--out", str(tmp_path / "stats")]) == 0
+    report = tmp_path / "report"
+    assert main(["report", "--logs", str(logs_dir), "--out", str(report), "--min-n", "1", "--min-net", "1",
+                 "--taxonomy", str(out), "--human", str(tmp_path / "stats")]) == 0
+    text = (report / "report.md").read_text()
+    assert text.index("## Error taxonomy (Section 5.6)") < text.index("## Human annotation") < text.index("## Figures")
+    assert "**Section 5.6: agreement of the two taxonomy judges" in text and "**Table 39: human annotation" in text
+    table39 = pd.read_csv(report / "tables" / "table39_human_taxonomy.csv").set_index("Rater")
+    assert list(table39.index[:4]) == ["Annotator 1", "Annotator 2", "Annotator 3", "Majority vote"]
+    assert set(table39.index[4:]) == {"LLM judge gpt-5.4", "LLM judge claude-opus-4-6"}
+    assert (table39["Items"] == 4).all()
+    by_family = pd.read_csv(report / "tables" / "taxonomy_by_family.csv")
+    assert by_family.iloc[-1].tolist()[:4] == ["All", "claude-opus-4-6", drawn, f"30 ({100 * 30 / drawn:.1f}%)"]
 
 
 def test_sides_are_randomised_and_recorded_on_request(tmp_path, logs, fixture_tasks, server, keys):

@@ -22,12 +22,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from model_configs.registry import DEFAULT_REGISTRY_PATH
 from postprocess.cli.logs import add_log_arguments, read_logs
 from postprocess.cli.report import add_analysis_arguments, analysis_parameters
 from postprocess.inverse_scaling.parameters import TaxonomyParameters
 
 DEFAULTS = TaxonomyParameters()
-DEFAULT_JUDGES = Path(__file__).resolve().parents[2] / "model_configs" / "taxonomy_judges.yaml"
+DEFAULT_JUDGES = DEFAULT_REGISTRY_PATH.with_name("taxonomy_judges.yaml")  # shipped beside models.yaml
 
 
 def _quota(text: str) -> tuple[str, int]:
