@@ -4,14 +4,18 @@ annotations + items files or from a `human-stats` folder."""
 
 import pandas as pd
 import pytest
-from test_cait_metrics import GEMMA_4B, QWEN_8B, right, wrong, write_cait_logs
+from test_cait_metrics import GEMMA_4B, QWEN_8B, right, write_cait_logs, wrong
 from test_human_stats import cait_items_and_annotations
 
-from lmms_eval_tasks.cait import read_folder
 from invscale_demo.fixtures import write_cait_fixture
+from lmms_eval_tasks.cait import read_folder
 from postprocess.cli import main
 from postprocess.human.label_studio import write_annotations
-from postprocess.human.stats_files import read_statistics, set_statistics, write_statistics
+from postprocess.human.stats_files import (
+    read_statistics,
+    set_statistics,
+    write_statistics,
+)
 
 
 @pytest.fixture
@@ -69,10 +73,11 @@ def test_human_inputs_that_cannot_be_read_are_named(tmp_path, human_files, capsy
 
 
 def test_failure_modes_are_laid_out_per_group_with_the_unlabelled_errors():
+    from test_human_stats import annotation_rows
+
     from postprocess.human import agreement
     from postprocess.human.task_sets import FAILURE_MODES
     from postprocess.render.human_tables import human_tables
-    from test_human_stats import annotation_rows
 
     items = pd.DataFrame({"item_key": [f"f{i}" for i in range(6)],
                           "group": ["Instruct", "Instruct", "Instruct", "Thinking", "Thinking", None]})

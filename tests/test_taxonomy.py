@@ -12,14 +12,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmms_eval_tasks.question import MCQ, NUMERIC, OPEN, YES_NO, Question
-from postprocess.human.task_sets import BAD_ANNOTATION, FORMAT_MISMATCH, GENUINE, UNPARSED, sample_taxonomy_check
+from postprocess.human.task_sets import (
+    BAD_ANNOTATION,
+    FORMAT_MISMATCH,
+    GENUINE,
+    UNPARSED,
+    sample_taxonomy_check,
+)
 from postprocess.inverse_scaling.analysis import run_analysis
 from postprocess.inverse_scaling.parameters import Parameters, TaxonomyParameters
 from postprocess.inverse_scaling.taxonomy import numbers
 from postprocess.inverse_scaling.taxonomy.judging import assign_sides
-from postprocess.inverse_scaling.taxonomy.prompt import JUDGE_PROMPT, parse_verdict, prompt_for
-from postprocess.inverse_scaling.taxonomy.sample import (FLIP_COLUMNS, degenerate_reason, equal_allocation,
-                                                         flip_questions, sample_flips)
+from postprocess.inverse_scaling.taxonomy.prompt import (
+    JUDGE_PROMPT,
+    parse_verdict,
+    prompt_for,
+)
+from postprocess.inverse_scaling.taxonomy.sample import (
+    FLIP_COLUMNS,
+    degenerate_reason,
+    equal_allocation,
+    flip_questions,
+    sample_flips,
+)
 from postprocess.render.taxonomy_tables import taxonomy_tables
 
 G, B, F = GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH

@@ -22,9 +22,19 @@ from lmms_eval_tasks.question import MCQ, YES_NO, Question
 from lmms_eval_tasks.scoring import per_question_record, score
 from postprocess.cli import main
 from postprocess.human.label_studio import write_annotations
-from postprocess.human.task_sets import BAD_ANNOTATION, FORMAT_MISMATCH, GENUINE, UNPARSED, VERDICT_COLUMNS
-from postprocess.inverse_scaling.taxonomy.questions import (QuestionSourceError, dataset_source, load_split,
-                                                            reload_questions)
+from postprocess.human.task_sets import (
+    BAD_ANNOTATION,
+    FORMAT_MISMATCH,
+    GENUINE,
+    UNPARSED,
+    VERDICT_COLUMNS,
+)
+from postprocess.inverse_scaling.taxonomy.questions import (
+    QuestionSourceError,
+    dataset_source,
+    load_split,
+    reload_questions,
+)
 from postprocess.judges.client import image_bytes
 
 OPENAI_KEY, ANTHROPIC_KEY = "sk-test-taxonomy-openai-3e1f", "sk-ant-test-taxonomy-77c2"
@@ -171,7 +181,7 @@ def test_dry_run_counts_the_calls_and_their_cost_and_asks_nothing(tmp_path, logs
 
 
 def test_two_judges_classify_the_flips_with_their_images(tmp_path, logs, fixture_tasks, server, keys, capsys):
-    logs_dir, questions, flips = logs
+    logs_dir, _, flips = logs
     out, judges = tmp_path / "out", judges_file(tmp_path / "j.yaml", server)
     assert taxonomy(logs_dir, out, judges, fixture_tasks) == 0
     printed = capsys.readouterr().out

@@ -89,8 +89,8 @@ def _print_strata(strata) -> None:
 
 def run_taxonomy_command(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
-    from postprocess.human.task_sets import VERDICT_LABELS
     from postprocess.cli.cait import _progress
+    from postprocess.human.task_sets import VERDICT_LABELS
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.inverse_scaling.taxonomy import judging, numbers, sample
     from postprocess.inverse_scaling.taxonomy.questions import reload_questions

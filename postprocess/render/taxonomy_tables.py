@@ -11,7 +11,12 @@ import math
 
 import pandas as pd
 
-from postprocess.human.task_sets import BAD_ANNOTATION, FORMAT_MISMATCH, GENUINE, UNPARSED
+from postprocess.human.task_sets import (
+    BAD_ANNOTATION,
+    FORMAT_MISMATCH,
+    GENUINE,
+    UNPARSED,
+)
 from postprocess.render.tables import Table
 
 LABEL_HEADERS = {GENUINE: "Genuine Error", BAD_ANNOTATION: "Bad Annot.", FORMAT_MISMATCH: "Format Mis.",

@@ -29,13 +29,30 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from postprocess.human.task_sets import TAXONOMY_QUESTION_COLUMNS, UNPARSED, VERDICT_COLUMNS
+from postprocess.human.task_sets import (
+    TAXONOMY_QUESTION_COLUMNS,
+    UNPARSED,
+    VERDICT_COLUMNS,
+)
 from postprocess.inverse_scaling.parameters import TaxonomyParameters
-from postprocess.inverse_scaling.taxonomy.prompt import LABELS, answer_text, options_text, parse_verdict, prompt_for, \
-    question_text
+from postprocess.inverse_scaling.taxonomy.prompt import (
+    LABELS,
+    answer_text,
+    options_text,
+    parse_verdict,
+    prompt_for,
+    question_text,
+)
 from postprocess.inverse_scaling.taxonomy.questions import ShownQuestion
 from postprocess.inverse_scaling.taxonomy.sample import TaxonomySample
-from postprocess.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, parse_error, run_judges
+from postprocess.judges import (
+    CallEstimate,
+    JudgeConfig,
+    JudgeRequest,
+    estimate_calls,
+    parse_error,
+    run_judges,
+)
 from postprocess.judges.batch import OnCall
 
 SIDES = ("paper", "random")

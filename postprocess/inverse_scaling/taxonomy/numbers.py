@@ -13,7 +13,12 @@ from __future__ import annotations
 import pandas as pd
 
 from postprocess.human.agreement import pairwise_agreement
-from postprocess.human.task_sets import TAXONOMY_LABELS, UNPARSED, VERDICT_LABELS, validate_verdicts
+from postprocess.human.task_sets import (
+    TAXONOMY_LABELS,
+    UNPARSED,
+    VERDICT_LABELS,
+    validate_verdicts,
+)
 from postprocess.order import sort_frame
 
 ALL = "All"

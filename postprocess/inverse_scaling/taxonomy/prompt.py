@@ -131,7 +131,7 @@ def parse_verdict(answer: str) -> Verdict:
     except json.JSONDecodeError as error:
         raise ValueError(f"not a JSON object: {error.msg} at character {error.pos}") from None
     if not isinstance(verdict, dict):
-        raise ValueError(f"not a JSON object but a {type(verdict).__name__}")
+        raise ValueError(f"not a JSON object but a {type(verdict).__name__}")  # noqa: TRY004 (the parse contract: ValueError)
     missing = [key for key in VERDICT_KEYS if key not in verdict]
     extra = sorted(set(verdict) - set(VERDICT_KEYS))
     if missing or extra:

@@ -69,7 +69,7 @@ def load_split(block: dict, where: str):
             return datasets.load_from_disk(block["dataset_path"])[block["test_split"]]
         return datasets.load_dataset(block["dataset_path"], block.get("dataset_name"), split=block["test_split"],
                                      **kwargs)
-    except Exception as error:  # datasets raises many kinds (offline hub, missing file, bad split)
+    except Exception as error:  # noqa: BLE001 (datasets raises many kinds: offline hub, missing file, bad split)
         raise QuestionSourceError(f"{where}: cannot load {block['dataset_path']} split {block['test_split']}: "
                                   f"{type(error).__name__}: {str(error)[:300]}") from None
 

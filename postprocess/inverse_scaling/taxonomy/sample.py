@@ -60,7 +60,7 @@ def flip_questions(table: pd.DataFrame, cases: pd.DataFrame, variant: str) -> pd
     for (small, large), pair_cases in cases.groupby(["small", "large"], sort=False, observed=True):
         pair = rows[rows["model"] == small].merge(rows[rows["model"] == large], on=QUESTION_KEY,
                                                   suffixes=("_small", "_large"))
-        flips = pair[(pair["correct_small"] == True) & (pair["correct_large"] == False)]  # noqa: E712 (nullable)
+        flips = pair[(pair["correct_small"] == True) & (pair["correct_large"] == False)]
         keys = pair_cases[CASE_KEY].astype(object).assign(_case=pair_cases.index)
         parts.append(flips.merge(keys, on=["benchmark", "split", "subtask"]))
     if not parts:
