@@ -1,40 +1,50 @@
 """Deterministic answer extraction that commits only when the response commits; shared by every task.
 
-Every extractor returns an `Extraction`: the prediction, the rule that found it, and, when there is no
+Every extractor returns an `Extraction`: the prediction, the rule that found it and, when there is no
 prediction, the reason (one of record.ABSTAIN_REASONS). A response that does not choose exactly one
 existing option gets no prediction -- never a guess or a default letter; it is scored wrong (match
 "none") unless an adjudicator decides it (scoring.set_adjudicator).
 
-Multiple choice is read in two layers.
+Multiple choice (`extract_choice`) is read in two layers.
 
 1. Commitments, the places where a response states its answer:
      answer_line       an "Answer: X" line (the CoT format), "Final answer: X"
-     answer_statement  "the (correct|best|closest) answer/option is X", "my choice: X", "I choose X",
-                       "So, X.", "X is correct", "X best describes the image", \\boxed{X}
-     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c"
+     answer_statement  "the (correct|best|closest) answer/option is X", "my choice: X", "I'd go with X",
+                       "So, X.", "Conclusion: X", "X is correct", "X best describes the image",
+                       "the third image is more similar", \\boxed{X}
+     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "Point A"
      first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."
-     leading           the first line opens with a letter: "B. Paris", "(B) the second image", "A is closer."
+     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer."
      option_text       the first line is exactly one option's text
-     letter_line       a later line is only a letter ("...\\n\\n**C**")
+     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)"
    `_Reader.read_phrase` reads what a commitment says: one letter (with or without its option text),
-   an option's text, several letters ("A, C"; "A or C" is a hedge), the option list, a null answer
-   ("N/A", "none of the options"), a letter that is not an option, or a letter followed by another
-   option's text. When commitments disagree the last wins only if a correction ("wait", "actually",
-   "on second thought", ...) stands between it and the last one it contradicts.
-2. Without a commitment, within the conclusion (all of a short response, the last two sentences of a
-   long one, so letters named in the working are not taken for the answer):
+   an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
+   answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
+   another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
+   when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
+   response contradicts itself. Lines led by different letters (the option list, or an analysis of
+   each option) are no commitment.
+2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
+   (all of a short response, the last two sentences of a long one, the last sentence of one that opens
+   as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
      mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'"
-     (non-answers: "none of the options", hedges such as "either ... or" and "equally")
-     option_text  exactly one option's text, not negated ("not the first image", "rather than ...")
+     (then "none of the options", and hedges such as "either ... or", "equally")
+     option_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
      capital      exactly one stand-alone capital option letter: "I think it's B"
-   and otherwise the reason: refusal, several options named, the option list, or no answer.
+   and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 
-How letters are recognised (`LETTER` and `_Reader.token_at`): "(b)", "[B]", "'B'", "option B" and a
-stand-alone capital. A capital "A" or "I" before a lower-case word is the article or the pronoun unless
-that word is a verb of a third-person subject ("A is closer", "I matches"); "I" is a numeral where the
-response writes Roman numerals. A letter right after a noun ("point A", "Points A and B", "the third
-image (C)") labels something in the picture, and a bracketed list "(A, B, or C)" names the options
-without choosing: neither is a mention.
+How letters are recognised (`LETTER`, `_Reader._token`): "(b)", "[B]", "'B'", "option B" and a stand-alone
+capital. A capital "A" or "I" before a lower-case word is the article or the pronoun unless that word is a
+verb of a third-person subject ("A is closer", "I matches"); "I" is a numeral where the response or the
+options write Roman numerals; a capital before "=" or "+" is a variable. A letter that is the subject of a
+sentence about it ("A is farther away", "Option A says ...") is chosen only when the sentence rates it
+("A is correct", "B seems the better fit") or is its own option's text ("A is closer"). A letter right
+after a noun ("point A", "Points A and B", "the third image (C)") labels something in the picture, and a
+bracketed list "(A, B, or C)" names the options without choosing: neither is a mention.
+
+Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
+answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
+answers abstain, and a lone option letter answering an open question is out_of_range.
 """
 
 from __future__ import annotations
@@ -132,12 +142,13 @@ LETTER = re.compile(
 # "A" and "I" before a lower-case word are the article and the pronoun, unless the word is a verb whose
 # subject is a third person (a pronoun "I" takes "am", "think"; an article takes a noun).
 ARTICLE_OR_PRONOUN = ("A", "I")
-THIRD_PERSON_VERBS = frozenset(
-    "is isn't seems appears looks matches shows describes depicts represents fits corresponds captures "
-    "reflects aligns has hasn't does doesn't best remains contains indicates suggests illustrates portrays "
-    "gives includes and or nor vs versus".split()
-)
-A_SUBJECT_VERBS = THIRD_PERSON_VERBS | frozenset("was wasn't would could should must might will cannot can't also alone only because since".split())
+THIRD_PERSON_VERBS = frozenset({
+    "is", "isn't", "seems", "appears", "looks", "matches", "shows", "describes", "depicts", "represents", "fits",
+    "corresponds", "captures", "reflects", "aligns", "has", "hasn't", "does", "doesn't", "best", "remains", "contains",
+    "indicates", "suggests", "illustrates", "portrays", "gives", "includes", "and", "or", "nor", "vs", "versus",
+})
+A_SUBJECT_VERBS = THIRD_PERSON_VERBS | {"was", "wasn't", "would", "could", "should", "must", "might", "will", "cannot",
+                                        "can't", "also", "alone", "only", "because", "since"}
 # A capital that is the subject of a verb ("A is farther away") names a thing, unless the sentence rates it as
 # the answer ("A is correct", "B seems the best fit") or is its own option's text ("A is closer").
 SUBJECT_VERB = re.compile(r"[ \t]+(?:is|isn't|was|wasn't|seems|appears|looks|has|hasn't|does|doesn't|remains|would|could|"
@@ -239,13 +250,13 @@ PREDICATE = re.compile(
     r"|[ \t]+(?:best|better|most\s+accurately|more\s+accurately|accurately|correctly)\s+(?:describes|matches|fits|"
     r"represents|captures|depicts|reflects|answers|illustrates|corresponds|aligns)\b|[ \t]+(?:fits|matches)\s+best\b"
 )
-NOT_BEFORE = re.compile(r"(?i)\b(?:not|nor|neither|no|whether|if|rules?\s+out|ruled\s+out|than|except)\W*$")
 HYPOTHETICAL = re.compile(
     r"(?i)\b(?:if|whether|suppose|supposing|assuming|assume|unless|format|e\.g\.|for\s+example|such\s+as|instead\s+of|"
     r"rather\s+than|not\s+that|nor|neither)\b"
 )
 CONDITIONAL_LEAD = re.compile(r"(?i)\s*(?:if|assuming|suppose|supposing|unless)\b")
-TENTATIVE = re.compile(r"(?i)\b(?:would|could|might)\b")
+CONDITIONAL_VERB = re.compile(r"(?i)\b(?:would|could|might)\b")
+QUESTION_END = re.compile(r"[!?\n]|\.(?=\s|$)")
 # A letter or option text that the words around it reject.
 NEGATIVE_AFTER = re.compile(
     r"(?i)(?:[ \t)]*(?:[:;\-–—][ \t]*)?|[ \t)]*,[ \t]*(?=which|that|this|it\b))(?:(?:this|which|that|it)\s+)?"
@@ -277,17 +288,20 @@ NULL_ANSWER = re.compile(
 NONE_FIT = re.compile(
     r"(?i)\bnone\s+of\s+(?:the|these|those|them)\b|\bno\s+(?:correct|matching|valid|suitable|right)\s+(?:option|answer|choice)s?\b"
     r"|\bneither\s+(?:option|choice|answer|image|of\s+(?:the|them|these))\b|\bneither\b[^.\n]{0,60}\bnor\b|^\W*(?:neither|none)\W*$"
+    r"|\b(?:options|choices)\b[^.\n]{0,40}\b(?:do|does|did)\s*(?:not|n't)\s+(?:accurately\s+|correctly\s+|really\s+)?"
+    r"(?:describe|match|fit|apply|correspond)"
     r"|\b(?:does|do|did)\s*(?:not|n't)\s+(?:match|correspond\s+to|fit)\s+any\b|\bnot\s+(?:among|listed\s+in|one\s+of)\s+the\s+(?:options|choices)\b"
 )
 HEDGE = re.compile(
-    r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\bambiguous\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
+    r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
     r"|\bboth\s+(?:\w+\s+){0,4}?(?:are|seem|appear|look|could|might|may)\s+(?:\w+\s+)?(?:correct|plausible|possible|valid|"
     r"right|equally|similar|the\s+same|likely)\b|\b(?:hard|difficult)\s+to\s+(?:choose|decide|distinguish)\s+between\b"
     r"|\bcan't\s+decide\b|\bcannot\s+decide\b|\bsomewhere\s+between\b"
 )
 TENTATIVE_WORDS = re.compile(r"(?i)\b(?:could|might|may|maybe|perhaps|possibly|probably|likely|torn)\b")
 ALL_OPTIONS = re.compile(r"(?i)\ball\s+(?:of\s+)?(?:the\s+)?(?:above|options|choices|of\s+them)\b")
-UNCERTAIN = re.compile(r"(?i)\bnot\s+(?:entirely\s+|completely\s+|100%\s+|quite\s+)?(?:sure|certain)\b|\bunsure\b|\buncertain\b")
+UNCERTAIN = re.compile(r"(?i)\bnot\s+(?:entirely\s+|completely\s+|100%\s+|quite\s+)?(?:sure|certain)\b|\bunsure\b|\buncertain\b"
+                       r"|\bambiguous\b")
 REFUSAL = re.compile(
     r"(?i)\b(?:can\s*not|can't|cannot|could\s+not|couldn't|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|"
     r"no\s+way\s+to|hard\s+to|difficult\s+to)\s+(?:\w+\s+){0,3}?(?:determine|tell|say|answer|identify|see|view|access|"
@@ -297,13 +311,16 @@ REFUSAL = re.compile(
     r"(?:information|details?|context|data|visual\s+(?:information|evidence|cues))\b"
     r"|\bsorry\b|\bn/a\b|\bnot\s+applicable\b|\bI\s+(?:do\s+not|don't)\s+know\b|\bno\s+idea\b"
     r"|\bI\s+apologi[sz]e\b|\bonly\s+one\s+image\s+(?:was|is|has\s+been)\b|\b(?:was|were|has\s+not\s+been)\s+not\s+provided\b"
+    r"|\bno\s+(?:options|choices|images?)\s+(?:(?:are|were|is|was|have\s+been|has\s+been)\s+)?(?:provided|given|listed|shown|attached)\b"
+    r"|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:provide|clarify|share|upload|specify|send)\b|\bplease\s+(?:provide|upload)\b"
     r"|\bno\s+image\b|\bimage\s+(?:is\s+)?(?:not|isn't)\s+(?:provided|available|visible|shown|attached|loaded|clear)\b"
     r"|\bcannot\s+be\s+determined\b|\bindeterminate\b|\bundeterminable\b|\bnot\s+visible\b|\btoo\s+(?:blurry|small|dark)\b"
 )
 # Words of the option-text comparison: numbers keep their sign and decimals, "1,000" is "1000".
 WORD = re.compile(r"(?:(?<!\w)-)?\d+(?:[.,]\d+)*%?|[^\W\d_]+")
 ARTICLES = ("the", "a", "an")
-FUNCTION_WORDS = frozenset("the a an of to in on at by for and or is are it its this that".split())
+FUNCTION_WORDS = frozenset({"the", "a", "an", "of", "to", "in", "on", "at", "by", "for", "and", "or", "is", "are", "it", "its",
+                            "this", "that"})
 # A generation cut mid-sentence ends on a word no sentence ends with, or on ":" or ",".
 UNFINISHED = re.compile(
     r"(?:\b(?:a|an|the|and|or|but|of|to|in|on|at|by|for|from|with|into|than|as|is|are|was|were|be|that|which|who|this|"
@@ -313,7 +330,26 @@ UNFINISHED = re.compile(
 SENTENCE_DONE = re.compile(r"[ \t]*[.!]?[ \t]*$|[ \t]*[.!][ \t]")
 ALONE_BEFORE = re.compile(r"(?:^|\n|(?<![\d\s])[.!?]|(?<=[a-z]{2}),)[ \t]*$")  # a line or sentence starts here
 ALONE_AFTER = re.compile(r"[^\w\n]*(?:\n|$)|[^\w\n.!]*[.!][ \t]+(?=[A-Z])")  # ... and ends here
+WORKING_OPENING = re.compile(
+    r"(?i)\W*(?:let'?s|let\s+me|to\s+(?:answer|determine|identify|solve|find|decide|figure)|first(?:ly)?\b|step\s*1\b|"
+    r"we\s+need\s+to|i\s+need\s+to|i\s+will\b|i'll\b|analy[sz]ing\b|looking\s+at\s+each|okay,?\s+let'?s)"
+)
+BOTH_OR_EITHER = re.compile(r"[ \t]*(?:(?i:either|both)[ \t]+)?")
 LOWER_LETTER = re.compile(r"\s*([a-z])\s*[.:]?\s*")
+EITHER_BOTH = re.compile(r"(?i)(either|both)\s+")
+NOT_APPLICABLE = re.compile(r"(?i)n/a\b")
+SPACES = re.compile(r"[ \t]+")
+LIST_GAP = re.compile(r"[\s,;.]*")
+FOLLOWING_BLOCK = re.compile(r"\s*\n((?:[^\n]*\S[^\n]*(?:\n|$))+)")
+LINE = re.compile(r"[^\n]*\S[^\n]*")
+ANSWER_LINE_START = re.compile(r"(?i)[ \t]*(?:final\s+)?answer\b")
+HEDGE_AFTER_LETTER = re.compile(
+    r"(?i)\b(?:or|either|also\s+(?:possible|plausible|correct|likely|valid|right)|could\s+also|might\s+also|alternatively|"
+    r"as\s+well|possibly|perhaps|maybe)\b"
+)
+BOTH = re.compile(r"(?i)\bboth\b")
+UNIT_BEFORE = re.compile(r"[\d°]\s*$")
+CLAUSE_BREAK = re.compile(r"[.!?;\n]")
 
 
 @dataclass(frozen=True)
@@ -382,10 +418,12 @@ class _Reader:
         self.word_starts = [start for _, start, _ in self.words]
         self.roman = bool(ROMAN_NUMERALS.search(text) or any(re.search(r"\bI\b", o) and ROMAN_NUMERALS.search(o) for o in options))
         self.labels = [m.span() for m in LABELLED.finditer(text)]
+        self._tokens: list[Token] | None = None  # every letter of the text that may be an option letter, in order
+        self._lists_by_line: dict[int, set[str]] = {}
         self.lists = [m.span() for m in BRACKET_LIST.finditer(text)]
-        lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]+", text) if m.group().strip()]
-        self.lines = lines
-        self.leads = {i: tok for i, (s, e) in enumerate(lines) if (tok := self.token_at(s, e)) is not None}
+        self.lines = [m.span() for m in LINE.finditer(text)]
+        self.leads = {i: tok for i, (s, e) in enumerate(self.lines)
+                      if (tok := self.token_at(BOTH_OR_EITHER.match(text, s, e).end(), e)) is not None}
 
     # ------------------------------------------------------------ letters
 
@@ -428,24 +466,34 @@ class _Reader:
 
     def tokens(self, start: int, end: int) -> list[Token]:
         """The letters in a span that may be option letters: not labels, not inside a bracketed list."""
+        if self._tokens is None:
+            excluded = bytearray(len(self.text))
+            for s, e in self.labels + self.lists:
+                excluded[s:e] = b"\x01" * (e - s)
+            self._tokens = []
+            for m in LETTER.finditer(self.text):
+                token = self._token(m)
+                if token is None or all(excluded[token.start : token.end - (token.form == "closed")]):
+                    continue
+                if token.form == "bare" and UNIT_BEFORE.search(self.text, max(0, token.start - 2), token.start):
+                    continue  # a unit: "10 A", "25 °C"
+                self._tokens.append(token)
+            self._token_starts = [t.start for t in self._tokens]
         found = []
-        for m in LETTER.finditer(self.text, start, end):
-            token = self._token(m)
-            if token is None or self._inside(token.start, token.end - (token.form == "closed"), self.labels + self.lists):
-                continue
-            if token.form == "bare" and re.search(r"[\d°]\s*$", self.text[max(0, token.start - 2) : token.start]):
-                continue  # a unit: "10 A", "25 °C"
-            found.append(token)
+        for token in self._tokens[bisect.bisect_left(self._token_starts, start) :]:
+            if token.start >= end:
+                break
+            if token.end <= end:
+                found.append(token)
         return found
 
-    @staticmethod
-    def _inside(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
-        return any(s <= start and end <= e for s, e in spans)
+    def rejected_before(self, start: int) -> bool:
+        """Whether the words before a letter or option text, in its clause, reject it: "not (A)", "than the first image"."""
+        return bool(NEGATIVE_BEFORE.search(CLAUSE_BREAK.split(self.text[max(0, start - 40) : start])[-1]))
 
     def rejected(self, start: int, end: int) -> bool:
-        """Whether the words around a letter or option text reject it: "not (A)", "(A) is wrong", "than the first image"."""
-        before = re.split(r"[.!?;\n]", self.text[max(0, start - 40) : start])[-1]
-        return bool(NEGATIVE_BEFORE.search(before) or NEGATIVE_AFTER.match(self.text, end))
+        """Whether the words around a letter or option text reject it: also "(A) is wrong"."""
+        return self.rejected_before(start) or bool(NEGATIVE_AFTER.match(self.text, end))
 
     # ------------------------------------------------------------ option texts
 
@@ -461,9 +509,9 @@ class _Reader:
             for start in (i, i + 1) if i < len(self.words) and self.words[i][0] in ARTICLES else (i,):
                 for words in {tuple(option), tuple(_without_article(option))}:
                     span = self.words[start : start + len(words)]
-                    if len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end:
-                        if best is None or span[-1][2] > best[1]:
-                            best = (letter, span[-1][2])
+                    matched = len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end
+                    if matched and (best is None or span[-1][2] > best[1]):
+                        best = (letter, span[-1][2])
         return best
 
     def option_occurrences(self, start: int, end: int) -> list[tuple[str, int, int]]:
@@ -521,16 +569,16 @@ class _Reader:
             text_end = self._own_text_end(token, end)
             with_text.append(text_end is not None)
             pos = text_end if text_end is not None else token.end
-            join = LETTER_JOIN.match(self.text, pos, end)
-            if join and (token := self.token_at(join.end(), end)) is not None:
+            join = LETTER_JOIN.match(self.text, pos, end)  # a later letter's verb is the whole list's: "A and D could be"
+            if join and (token := self.token_at(join.end(), end, stated=True)) is not None:
                 joins.append(join.group().strip().lower())
                 continue
-            spaced = re.compile(r"[ \t]+").match(self.text, pos, end)
+            spaced = SPACES.match(self.text, pos, end)
             if spaced and tokens[-1].form == "bare" and not with_text[-1] and (token := self.token_at(spaced.end(), end)) \
                     and token.form == "bare" and not FOLLOWING_WORD.match(self.text, token.end):
                 joins.append(" ")
                 continue
-            gap = re.compile(r"[\s,;.]*").match(self.text, pos, end).end()
+            gap = LIST_GAP.match(self.text, pos, end).end()
             token = self.token_at(gap, end) if with_text[-1] else None
             if token is not None and token.strong:
                 joins.append("")
@@ -546,10 +594,10 @@ class _Reader:
         """What the text at start says the answer is, and where that reading ends; `stated`: it follows an
         answer statement's trigger ("the answer is ..."), so a letter there is chosen whatever verb follows."""
         pos = start + len(self.text[start:end]) - len(self.text[start:end].lstrip(" \t:"))
-        lead = re.compile(r"(?i)(either|both)\s+").match(self.text, pos, end)
+        lead = EITHER_BOTH.match(self.text, pos, end)
         if lead:
             pos = lead.end()
-        if re.compile(r"(?i)n/a\b").match(self.text, pos, end):  # not the letters N and A
+        if NOT_APPLICABLE.match(self.text, pos, end):  # not the letters N and A
             return Reading("null", reason="refusal"), pos + 3
         tokens, joins, with_text, after = self.sequence(pos, end, stated)
         if tokens:
@@ -599,8 +647,7 @@ class _Reader:
             if named is not None and named[0] != token.letter:
                 return Reading("conflict", (token.letter, named[0]))  # "B. a red square" where A is the red square
         rest_end = self.clause_end(after, end)
-        if re.search(r"(?i)\b(?:or|either|also\s+(?:possible|plausible|correct|likely|valid|right)|could\s+also|"
-                     r"might\s+also|alternatively|as\s+well)\b", self.text[after:rest_end]):
+        if HEDGE_AFTER_LETTER.search(self.text, after, rest_end):
             others = {t.letter for t in self.tokens(after, rest_end) if t.letter in self.valid}
             others |= {o for o, _, _ in self.option_occurrences(after, rest_end)}
             others.discard(token.letter)
@@ -625,9 +672,9 @@ class _Reader:
         if HYPOTHETICAL.search(self.text, clause_start, start):
             return True
         sentence_start = max(self.text.rfind(c, 0, start) for c in ".!?\n") + 1
-        if CONDITIONAL_LEAD.match(self.text, sentence_start) and TENTATIVE.search(self.text, start, trigger_end):
+        if CONDITIONAL_LEAD.match(self.text, sentence_start) and CONDITIONAL_VERB.search(self.text, start, trigger_end):
             return True
-        question = re.compile(r"[!?\n]|\.(?=\s|$)").search(self.text, trigger_end)
+        question = QUESTION_END.search(self.text, trigger_end)
         return bool(question and question.group() == "?")
 
     def phrase_span(self, pos: int) -> tuple[int, int, bool]:
@@ -636,7 +683,7 @@ class _Reader:
         line_end = len(self.text) if line_end < 0 else line_end
         if self.text[pos:line_end].strip(" \t:-–—"):
             return pos, line_end, False
-        block = re.compile(r"\s*\n((?:[^\n]*\S[^\n]*(?:\n|$))+)").match(self.text, line_end)
+        block = FOLLOWING_BLOCK.match(self.text, line_end)
         return (block.start(1), block.end(1), True) if block else (line_end, line_end, False)
 
     def statements(self) -> list[Commitment]:
@@ -648,7 +695,7 @@ class _Reader:
             if self.hypothetical(m.start(), m.end()):
                 continue
             weak = m.re is CONCLUDE_TRIGGER  # "so ..." commits only to an option ("So, B."), not to a null or a list
-            if re.match(r"(?i)[ \t]*(?:final\s+)?answer\b", self.text[self.text.rfind("\n", 0, m.start()) + 1 : m.end()]):
+            if ANSWER_LINE_START.match(self.text[self.text.rfind("\n", 0, m.start()) + 1 : m.end()]):
                 rule = "answer_line"
             start, end, is_block = self.phrase_span(m.end())
             reading = self.read_block(start, end) if is_block else self.read_phrase(start, end, stated=True)[0]
@@ -665,14 +712,13 @@ class _Reader:
         """ "B is correct", "(A) and (C) are correct", "Option A best describes the image"."""
         found, covered = [], -1
         for token in self.tokens(0, len(self.text)):
-            if token.start < covered or NOT_BEFORE.search(self.text[max(0, token.start - 12) : token.start]):
+            if token.start < covered or self.rejected_before(token.start):
                 continue
             reading, after = self.read_phrase(token.start, len(self.text))
             covered = after
             if reading is None or reading.kind == "null" or (token.form == "bare" and reading.kind == "out_of_range"):
                 continue
-            tail = after
-            predicate = PREDICATE.match(self.text, tail)
+            predicate = PREDICATE.match(self.text, after)
             if predicate is None and reading.kind == "one":
                 predicate = PREDICATE.match(self.text, token.end)  # "A is the correct answer" where the text is "A is closer"
             if predicate and not self.hypothetical(token.start, predicate.end()):
@@ -686,8 +732,11 @@ class _Reader:
     def inline_list(self, token: Token) -> bool:
         """Whether the token's line names another option with its text too: "Options: Option A: ... Option B: ..."."""
         line_start = self.text.rfind("\n", 0, token.start) + 1
-        line_end = self.text.find("\n", token.start) % (len(self.text) + 1)
-        with_text = {t.letter for t in self.tokens(line_start, line_end) if self._own_text_end(t, line_end) is not None}
+        if line_start not in self._lists_by_line:
+            line_end = self.text.find("\n", token.start) % (len(self.text) + 1)
+            self._lists_by_line[line_start] = {t.letter for t in self.tokens(line_start, line_end)
+                                               if self._own_text_end(t, line_end) is not None}
+        with_text = self._lists_by_line[line_start]
         return len(with_text - {token.letter}) > 0 and token.letter in with_text
 
     def listing(self) -> bool:
@@ -698,54 +747,64 @@ class _Reader:
         return len(items) > 1 or len(bare) > 1
 
     def line_commitments(self) -> list[Commitment]:
-        found = []
-        lines, leads = self.lines, self.leads
-        analysis = self.listing()
-        first_start, first_end = lines[0]
-        if 0 in leads and not analysis:
-            reading, after = self.read_phrase(first_start, first_end)
-            if reading is not None:
-                bare_line = not self.text[leads[0].end : first_end].strip(" \t.:)*")
-                rule = ("whole" if len(lines) == 1 else "first_line") if bare_line else "leading"
-                found.append(Commitment(first_start, reading, rule, priority=0))
-        elif len(lines) == 1 and (lower := LOWER_LETTER.fullmatch(self.text)):  # "b"
-            found.append(Commitment(0, self._checked(lower.group(1).upper()), "whole", priority=0))
-        elif not analysis and (option := self.option_at(first_start, first_end)) and not self.text[option[1] : first_end].strip(" \t.!"):
-            found.append(Commitment(first_start, Reading("one", (option[0],), by_text=True), "option_text", priority=0))
-        elif (label := LABEL_ANSWER.match(self.text, first_start, first_end)) and SENTENCE_DONE.match(self.text, label.end(), first_end):
-            # "Point A", "Point B. It is on the car.": the thing labelled with an option's letter
-            found.append(Commitment(first_start, self._checked(label.group(1)), "whole" if len(lines) == 1 else "first_line", priority=0))
-        if not analysis:  # a later line or a sentence that is only a letter: "...\n\n**C**", "... well lit. **A**"
-            for token in self.tokens(0, len(self.text)):
-                if 0 in leads and token.start == leads[0].start:
-                    continue  # the first line's letter, read above
-                before = ALONE_BEFORE.search(self.text, 0, token.start)
-                if not before or self.inline_list(token):
-                    continue
-                own_text = self._own_text_end(token, len(self.text))  # "... well lit. A. the bridge"
-                after = ALONE_AFTER.match(self.text, own_text or token.end)
-                if not (before and after) or not (token.strong or token.letter in self.valid):
-                    continue
-                own_line = before.group().lstrip(" \t") in ("", "\n") and after.group().strip(" \t.!") == ""
-                if own_line or token.strong or own_text or "." in after.group():  # not a bare "... I" where the text stops
-                    found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
-            for i in range(1, len(lines)):  # "Let me look.\n\nA. the bridge": a later line with a letter and its text
-                token = leads.get(i)
-                if token is not None and token.letter in self.valid and self._own_text_end(token, lines[i][1]) is not None:
-                    reading, _ = self.read_phrase(*lines[i])
-                    if reading is not None:
-                        found.append(Commitment(lines[i][0], reading, "leading", priority=0))
+        """The first line, and later lines or sentences that are only a letter (or a letter with its text);
+        none where the lines list the options or analyse each one."""
+        if self.listing():
+            return []
+        found = self._first_line()
+        for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
+            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token):
+                found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
+        for i in range(1, len(self.lines)):  # "Let me look.\n\nA. the bridge"
+            token = self.leads.get(i)
+            if token is not None and token.letter in self.valid and self._own_text_end(token, self.lines[i][1]) is not None:
+                reading, _ = self.read_phrase(*self.lines[i])
+                if reading is not None:
+                    found.append(Commitment(self.lines[i][0], reading, "leading", priority=0))
         return found
 
-    def decide(self, commitments: list[Commitment]) -> Extraction:
-        return _settle(self.text, commitments, lambda r: "option_text" if r.by_text else "letter")
+    def _first_line(self) -> list[Commitment]:
+        start, end = self.lines[0]
+        several_lines = len(self.lines) > 1
+        if 0 in self.leads:  # "B", "B. Paris", "(A) A is closer", "B\n\nBecause ..."
+            reading, _ = self.read_phrase(start, end)
+            if reading is None:
+                return []
+            letter_only = not self.text[self.leads[0].end : end].strip(" \t.:)*")
+            rule = ("first_line" if several_lines else "whole") if letter_only else "leading"
+            return [Commitment(start, reading, rule, priority=0)]
+        if not several_lines and (lower := LOWER_LETTER.fullmatch(self.text)):  # "b"
+            return [Commitment(0, self._checked(lower.group(1).upper()), "whole", priority=0)]
+        option = self.option_at(start, end)
+        if option is not None and not self.text[option[1] : end].strip(" \t.!"):  # "The second image."
+            return [Commitment(start, Reading("one", (option[0],), by_text=True), "option_text", priority=0)]
+        label = LABEL_ANSWER.match(self.text, start, end)
+        if label and SENTENCE_DONE.match(self.text, label.end(), end):  # "Point A", "Point B. It is on the car."
+            return [Commitment(start, self._checked(label.group(1)), "first_line" if several_lines else "whole", priority=0)]
+        return []
+
+    def _stands_alone(self, token: Token) -> bool:
+        """A letter (perhaps with its option text) that is a line or a sentence of its own, not an item of a list on
+        its line; a bare capital ending the text without a full stop may be a cut-off pronoun ("... I")."""
+        before = ALONE_BEFORE.search(self.text, max(0, token.start - 40), token.start)
+        if not before or not (token.strong or token.letter in self.valid) or self.inline_list(token):
+            return False
+        own_text = self._own_text_end(token, len(self.text))
+        after = ALONE_AFTER.match(self.text, own_text or token.end)
+        if not after:
+            return False
+        own_line = before.group().lstrip(" \t") in ("", "\n") and not after.group().strip(" \t.!")
+        return own_line or token.strong or own_text is not None or "." in after.group()
 
     # ------------------------------------------------------------ without a commitment
 
     def conclusion(self) -> tuple[int, int]:
-        """All of a short response; the last two sentences of a long one's last paragraph."""
+        """All of a short response; the last two sentences of a long one's last paragraph; the last sentence of
+        one that opens as working ("Let's analyze the images. ..."), whose earlier sentences are the working."""
         ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
         sentences = [p for p in SENTENCE_END.split(self.text) if p.strip(" \t*-")]
+        if WORKING_OPENING.match(self.text) and ends:
+            return ends[-1], len(self.text)
         if len(self.text.split()) <= 60 and len(sentences) <= 3:
             return 0, len(self.text)
         paragraph = max(0, self.text.rfind("\n\n") + 2)
@@ -767,7 +826,7 @@ class _Reader:
             return "hedge"
         if REFUSAL.search(span):
             return "refusal"
-        if re.search(r"(?i)\bboth\b", span):
+        if not by_letter and BOTH.search(span):  # "both the second and the third image share ..."
             return "hedge"
         if by_letter and letters >= self.valid and len(self.valid) > 2:
             return "all_options_listed"
@@ -839,7 +898,9 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
         return abstain("empty", "empty")
     reader = _Reader(text, options, letters)
     commitments = reader.statements() + reader.line_commitments()
-    return reader.decide(commitments) if commitments else reader.without_commitment()
+    if not commitments:
+        return reader.without_commitment()
+    return _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
 
 
 # ---------------------------------------------------------------- yes / no
@@ -952,8 +1013,9 @@ def extract_number(response: str) -> Extraction:
         return Extraction(whole.group(1).replace(",", ""), "numeric", "whole")
     if re.fullmatch(r"\W*" + FRACTION.pattern + r"\W*", text):
         return _number_in(text, "whole")
-    calculation = re.search(r"=\s*(" + NUMBER.pattern + r")\s*[%°a-zA-Z]{0,12}\W*$", text)
-    if calculation and text.count("=") == 1:  # "the difference is 35 - 10 = 25."
+    calculation = re.search(r"=\s*(" + NUMBER.pattern + r")\s*[%°a-zA-Z²³]{0,12}\W*$", text)
+    steps = text.split("=")[1:-1]  # what stands between the signs of "perimeter = 4 × 7 = 28"
+    if calculation and not any(re.search(r"[,;\n]", step) for step in steps):  # not "x = 4, y = 5"
         return Extraction(calculation.group(1).replace(",", ""), "numeric", "calculation")
     statements = ANSWER_IS.findall(text)
     if statements and (found := _number_in(statements[-1], "answer_statement")) is not None:

@@ -23,7 +23,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .extraction import Extraction, extract_answer_part, extract_choice, extract_number, extract_yes_no, normalise_text
+from .extraction import (
+    Extraction,
+    extract_answer_part,
+    extract_choice,
+    extract_number,
+    extract_yes_no,
+    normalise_text,
+)
 from .question import LETTERS
 from .record import ABSTAIN_REASONS
 

@@ -12,7 +12,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lmms_eval_tasks.extraction_corpus import DEFAULT_FOLDER, load_corpus, read_corpus, scorecard
+from lmms_eval_tasks.extraction_corpus import (
+    DEFAULT_FOLDER,
+    load_corpus,
+    read_corpus,
+    scorecard,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,7 +11,12 @@ from lmms_eval_tasks.extraction import Extraction
 from lmms_eval_tasks.question import MCQ, NUMERIC, OPEN, YES_NO, Question
 from lmms_eval_tasks.record import RecordError, validate_record
 from lmms_eval_tasks.scoring import per_question_record, score
-from lmms_eval_tasks.variants import VARIANTS, apply_variant, permutation_for, takes_part
+from lmms_eval_tasks.variants import (
+    VARIANTS,
+    apply_variant,
+    permutation_for,
+    takes_part,
+)
 
 
 def question(kind=MCQ, **fields):
