@@ -594,12 +594,16 @@ class _Reader:
         """What the text at start says the answer is, and where that reading ends; `stated`: it follows an
         answer statement's trigger ("the answer is ..."), so a letter there is chosen whatever verb follows."""
         pos = start + len(self.text[start:end]) - len(self.text[start:end].lstrip(" \t:"))
+        option = self.option_at(pos, end)
         lead = EITHER_BOTH.match(self.text, pos, end)
         if lead:
             pos = lead.end()
         if NOT_APPLICABLE.match(self.text, pos, end):  # not the letters N and A
             return Reading("null", reason="refusal"), pos + 3
         tokens, joins, with_text, after = self.sequence(pos, end, stated)
+        option = option or self.option_at(pos, end)
+        if option is not None and option[1] > after:  # an option text naming letters: "Both A and B are possible."
+            tokens = []
         if tokens:
             if NEGATIVE_AFTER.match(self.text, after, end):
                 return None, after
@@ -613,7 +617,6 @@ class _Reader:
                     return Reading("listed", letters), after
                 return Reading("several", letters), after
             return self._one_letter(tokens[0], with_text[0], after, end), after
-        option = self.option_at(pos, end)
         if option is not None:
             letter, after = option
             if NEGATIVE_AFTER.match(self.text, after, end):
