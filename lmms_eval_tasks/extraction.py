@@ -254,7 +254,7 @@ HYPOTHETICAL = re.compile(
     r"(?i)\b(?:if|whether|suppose|supposing|assuming|assume|unless|format|e\.g\.|for\s+example|such\s+as|instead\s+of|"
     r"rather\s+than|not\s+that|nor|neither)\b"
 )
-CONDITIONAL_LEAD = re.compile(r"(?i)\s*(?:if|assuming|suppose|supposing|unless)\b")
+CONDITIONAL = re.compile(r"(?i)\b(?:if|assuming|suppose|supposing|unless)\b")
 CONDITIONAL_VERB = re.compile(r"(?i)\b(?:would|could|might)\b")
 QUESTION_END = re.compile(r"[!?\n]|\.(?=\s|$)")
 # A letter or option text that the words around it reject.
@@ -287,18 +287,21 @@ NULL_ANSWER = re.compile(
 )
 NONE_FIT = re.compile(
     r"(?i)\bnone\s+of\s+(?:the|these|those|them)\b|\bno\s+(?:correct|matching|valid|suitable|right)\s+(?:option|answer|choice)s?\b"
-    r"|\bneither\s+(?:option|choice|answer|image|of\s+(?:the|them|these))\b|\bneither\b[^.\n]{0,60}\bnor\b|^\W*(?:neither|none)\W*$"
+    r"|^\W*none\W*$|\b(?:is|are)\s+not\s+(?:listed|(?:among|in|one\s+of)\s+the\s+(?:options|choices))\b"
     r"|\b(?:options|choices)\b[^.\n]{0,40}\b(?:do|does|did)\s*(?:not|n't)\s+(?:accurately\s+|correctly\s+|really\s+)?"
     r"(?:describe|match|fit|apply|correspond)"
     r"|\b(?:does|do|did)\s*(?:not|n't)\s+(?:match|correspond\s+to|fit)\s+any\b|\bnot\s+(?:among|listed\s+in|one\s+of)\s+the\s+(?:options|choices)\b"
 )
 HEDGE = re.compile(
-    r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
+    r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\bdepending\s+on\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
     r"|\bboth\s+(?:\w+\s+){0,4}?(?:are|seem|appear|look|could|might|may)\s+(?:\w+\s+)?(?:correct|plausible|possible|valid|"
     r"right|equally|similar|the\s+same|likely)\b|\b(?:hard|difficult)\s+to\s+(?:choose|decide|distinguish)\s+between\b"
     r"|\bcan't\s+decide\b|\bcannot\s+decide\b|\bsomewhere\s+between\b"
 )
 TENTATIVE_WORDS = re.compile(r"(?i)\b(?:could|might|may|maybe|perhaps|possibly|probably|likely|torn)\b")
+# "Neither ..." rejects options; it is no answer only when it leaves none ("neither Paris nor London; it is Rome").
+NEITHER = re.compile(r"(?i)\bneither\s+(?:option|choice|answer|image|of\s+(?:the|them|these))\b|\bneither\b[^.\n]{0,60}\bnor\b"
+                     r"|^\W*neither\W*$")
 ALL_OPTIONS = re.compile(r"(?i)\ball\s+(?:of\s+)?(?:the\s+)?(?:above|options|choices|of\s+them)\b")
 UNCERTAIN = re.compile(r"(?i)\bnot\s+(?:entirely\s+|completely\s+|100%\s+|quite\s+)?(?:sure|certain)\b|\bunsure\b|\buncertain\b"
                        r"|\bambiguous\b")
@@ -350,6 +353,8 @@ HEDGE_AFTER_LETTER = re.compile(
 BOTH = re.compile(r"(?i)\bboth\b")
 UNIT_BEFORE = re.compile(r"[\d°]\s*$")
 CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+CONTRAST = re.compile(r"(?i)(?:,|;|\.)\s*(?:but|however|yet|whereas|instead)\b(?!.*(?:,|;|\.)\s*(?:but|however|yet|whereas|instead)\b)",
+                      re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -675,8 +680,8 @@ class _Reader:
         if HYPOTHETICAL.search(self.text, clause_start, start):
             return True
         sentence_start = max(self.text.rfind(c, 0, start) for c in ".!?\n") + 1
-        if CONDITIONAL_LEAD.match(self.text, sentence_start) and CONDITIONAL_VERB.search(self.text, start, trigger_end):
-            return True
+        if CONDITIONAL.search(self.text, sentence_start, start) and CONDITIONAL_VERB.search(self.text, start, trigger_end):
+            return True  # "However, if the edge counts, the answer would be C."
         question = QUESTION_END.search(self.text, trigger_end)
         return bool(question and question.group() == "?")
 
@@ -858,6 +863,10 @@ class _Reader:
         if ALL_OPTIONS.search(span):
             return abstain("all_of_the_above", "several_answers")
         named = {letter for letter, _, _ in self.option_occurrences(start, end)}
+        if len(named) > 1 and (contrast := CONTRAST.search(self.text, start, end)):  # "A and B are ..., but it shows C"
+            after = {letter for letter, _, _ in self.option_occurrences(contrast.end(), end)}
+            if len(after) == 1 and not (TENTATIVE_WORDS.search(self.text, contrast.end(), end) or HEDGE.search(self.text, contrast.end(), end)):
+                named = after
         if len(named) == 1:
             return Extraction(named.pop(), "option_text", "option_text")
         if named:
@@ -868,7 +877,7 @@ class _Reader:
         if capitals:
             return abstain("capital", self.several_reason(start, end, capitals))
         whole = self.masked(0, len(self.text))
-        if NONE_FIT.search(whole):
+        if NONE_FIT.search(whole) or NEITHER.search(whole):
             return abstain("none_of_the_options", "none_fit")
         if REFUSAL.search(whole) or UNCERTAIN.search(whole):
             return abstain("refusal", "refusal")
