@@ -219,7 +219,8 @@ def build_plan(targets: Sequence[Target], runs: Sequence[tuple[str, tuple[str, .
         for item, tasks in runs:
             run_dir = out / target.key / item
             command = lmms_eval_command(launch.backend, launch.model_args_for(target.hf_id), [item], run_dir,
-                                        include_path=include_path, batch_size=launch.batch_size, launcher=launcher)
+                                        include_path=include_path, gen_kwargs=launch.gen_kwargs,
+                                        batch_size=launch.batch_size, launcher=launcher)
             questions, gpu_hours, wall_hours = estimate(target, tasks, gpus)
             rows.append(Row(len(rows), target.key, item, tasks, launch.backend, gpus, processes, questions,
                             gpu_hours, wall_hours, run_dir, tuple(command)))

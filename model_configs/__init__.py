@@ -31,6 +31,9 @@ ingested but not launched):
     batch_size            default 1; lmms-eval --batch_size (requests per generate call)
     model_args            default {}; a mapping or a "k=v,k=v" string added to --model_args; mapping
                           values become JSON (vllm parses {...} strings into dicts)
+    max_new_tokens        default null (the task's budget: 2,048 direct, 4,096 CoT/structured); the model's
+                          generation budget for every task, passed as --gen_kwargs max_new_tokens=N (thinking
+                          models, whose reasoning precedes the answer)
 
 `LaunchSpec.model_args_for(hf_id)` renders the whole --model_args string. Validation names the model
 and the field for: an unknown backend or launch field, a non-positive count, a tensor_parallel_size
@@ -77,7 +80,8 @@ _REQUIRED_MODEL_FIELDS = ("key", "hf_id", "family", "size", "total_params", "act
 _OPTIONAL_MODEL_FIELDS = ("aliases", "vision_encoder", "encoder_params", "encoder_tier", "lmms_eval_model", "launch")
 _CAIT_FIELDS = ("name", "group", "params", "total_params", "active_params", "hf_id", "hf_id_inferred", "registry_key",
                 "aliases")
-_LAUNCH_FIELDS = ("backend", "gpus", "tensor_parallel_size", "dtype", "max_pixels", "batch_size", "model_args")
+_LAUNCH_FIELDS = ("backend", "gpus", "tensor_parallel_size", "dtype", "max_pixels", "batch_size", "model_args",
+                  "max_new_tokens")
 CAIT_GROUPS = ("proprietary", "open_instruct", "open_thinking")
 _HF_CACHE_DIR = re.compile(r"^models--([^/]+?)--(.+)$")
 
@@ -108,6 +112,9 @@ BACKENDS: dict[str, Backend] = {
     "internvl3_5": Backend("pretrained", tensor_parallel=False, dtype_arg=None, max_pixels_arg=None, max_batch_size=1),
     "llama_vision": Backend("pretrained", tensor_parallel=False, dtype_arg="dtype", max_pixels_arg=None),
     "molmo2": Backend("pretrained", tensor_parallel=False, dtype_arg="dtype", max_pixels_arg=None, built_in=False),
+    # internvl_hf with InternVL3.5's thinking switch (lmms_eval_models/internvl_thinking.py); -HF checkpoints
+    "internvl_thinking": Backend("pretrained", tensor_parallel=False, dtype_arg=None, max_pixels_arg=None,
+                                 max_batch_size=1, built_in=False),
     "vllm": Backend("model", tensor_parallel=True, dtype_arg="dtype", max_pixels_arg="mm_processor_kwargs"),
 }
 
@@ -122,6 +129,12 @@ class LaunchSpec:
     max_pixels: int | None = None
     batch_size: int = 1
     model_args: tuple[tuple[str, str], ...] = ()
+    max_new_tokens: int | None = None
+
+    @property
+    def gen_kwargs(self) -> str | None:
+        """The --gen_kwargs the model runs with (None: the task's own)."""
+        return None if self.max_new_tokens is None else f"max_new_tokens={self.max_new_tokens}"
 
     @property
     def wrapper(self) -> Backend:
@@ -304,6 +317,9 @@ def _launch_from_entry(block: Any, where: str, lmms_eval_model: str | None) -> L
         raise RegistryError(f"{where}: launch field 'max_pixels' is set but the {backend} wrapper has no pixel "
                             "budget (leave it null)")
     batch_size = _positive_int(block.get("batch_size", 1), "batch_size", where)
+    max_new_tokens = block.get("max_new_tokens")
+    if max_new_tokens is not None:
+        max_new_tokens = _positive_int(max_new_tokens, "max_new_tokens", where)
     if wrapper.max_batch_size is not None and batch_size > wrapper.max_batch_size:
         raise RegistryError(f"{where}: launch field 'batch_size' is {batch_size} but the {backend} wrapper "
                             f"accepts at most {wrapper.max_batch_size}")
@@ -330,7 +346,7 @@ def _launch_from_entry(block: Any, where: str, lmms_eval_model: str | None) -> L
             raise RegistryError(f"{where}: launch model_args {key}={value!r} has a comma, which would split "
                                 "the --model_args string; write structured values as YAML mappings")
     return LaunchSpec(backend=backend, gpus=gpus, tensor_parallel_size=tensor_parallel_size, dtype=dtype,
-                      max_pixels=max_pixels, batch_size=batch_size, model_args=rendered)
+                      max_pixels=max_pixels, batch_size=batch_size, model_args=rendered, max_new_tokens=max_new_tokens)
 
 
 def _mapping_arg(value: Any, where: str) -> dict:

@@ -96,20 +96,22 @@ def test_cait_models_launch_where_a_wrapper_exists(registry):
         "Qwen2.5-VL-Instruct-7B": "qwen2_5_vl", "Qwen2.5-VL-Instruct-3B": "qwen2_5_vl",
         "LLaMA3.2-Vision-11B": "llama_vision", "Qwen3-VL-Thinking-8B": "qwen3_vl", "Qwen3-VL-Thinking-4B": "qwen3_vl",
         "GLM-4.1V-Thinking-9B": "vllm", "Kimi-VL-A3B-Thinking-16B": "vllm",
-        "InternVL-3.5-8B": "internvl3_5", "InternVL-3.5-4B": "internvl3_5"}
+        "InternVL-3.5-8B": "internvl_thinking", "InternVL-3.5-4B": "internvl_thinking"}
     # the others: API-only, no checkpoint named, or one of the 19 models (launched under its registry key)
     assert {c.key for c in registry.cait_models if c.launch is None and c.registry_key} == {
         "Qwen3-VL-8B", "Gemma-3-12B", "Qwen3-VL-4B", "Gemma-3-4B"}
 
 
 def _init_parameters(backend: str) -> set[str]:
-    """Parameter names of the wrapper's __init__ (for internvl3_5, also its base class InternVL3's, which
-    receives its **kwargs), read from the source without importing the wrapper."""
+    """Parameter names of the wrapper's __init__ (for internvl3_5 and internvl_thinking, also their base
+    class's, which receives their **kwargs), read from the source without importing the wrapper."""
     import lmms_eval.models as models
 
     simple = Path(models.__file__).parent / "simple"
     sources = {"internvl3_5": [simple / "internvl3_5.py", simple / "internvl3.py"],
-               "molmo2": [REPO_ROOT / "lmms_eval_models" / "molmo2.py"]}.get(backend, [simple / f"{backend}.py"])
+               "molmo2": [REPO_ROOT / "lmms_eval_models" / "molmo2.py"],
+               "internvl_thinking": [REPO_ROOT / "lmms_eval_models" / "internvl_thinking.py",
+                                     simple.parent / "chat" / "internvl_hf.py"]}.get(backend, [simple / f"{backend}.py"])
     return {arg.arg for path in sources for node in ast.walk(ast.parse(path.read_text()))
             if isinstance(node, ast.FunctionDef) and node.name == "__init__" for arg in node.args.args}
 
