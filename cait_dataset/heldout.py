@@ -16,6 +16,7 @@ in percentage points. Scenes only one of the two answered are counted, not used.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,8 +55,11 @@ def model_arguments(base: str, checkpoints: Sequence[str], wrapper: str | None =
 
 def evaluate(work: Path, wrapper: str | None = None, model_args: str = "", *, device: str | None = None,
              limit: int | None = None, gen_kwargs: str | None = None, batch_size: int = 1) -> dict[str, Path]:
-    """Run the base and the merged model on the held-out part; {model key: results.json}."""
-    from launch.runner import lmms_eval_command, run_lmms_eval
+    """Run the base and the merged model on the held-out part; {model key: results.json}. A model whose run
+    under WORK/runs/<key> is complete is not run again (delete the folder to rerun it); an incomplete
+    run's files are removed first, as `python -m launch run` does."""
+    from launch.runner import OFFLINE_ENV, find_outputs, incomplete_reason, lmms_eval_command, lmms_eval_outputs, \
+        run_lmms_eval
     from lmms_eval_tasks.install import export_tasks
 
     work = Path(work).resolve()
@@ -64,12 +68,18 @@ def evaluate(work: Path, wrapper: str | None = None, model_args: str = "", *, de
     tasks = export_tasks(work / "tasks", {TASK: str(work / "heldout_dataset")})
     keys = (manifest["base_key"], manifest["lora_key"])
     wrapper, arguments = model_arguments(manifest["base"], (manifest["base"], manifest["merged"]), wrapper, model_args)
+    caller_env = {name: os.environ.get(name, "0") for name in OFFLINE_ENV}  # the hub stays reachable if it was
     results = {}
     for key, args in zip(keys, arguments):
         out = work / "runs" / key
+        if incomplete_reason(out, [TASK]) is None:
+            results[key] = find_outputs(out, [TASK])[0]
+            continue
+        for partial in lmms_eval_outputs(out) if out.exists() else []:
+            partial.unlink()
         command = lmms_eval_command(wrapper, args, [TASK], out, include_path=tasks, limit=limit,
                                     gen_kwargs=gen_kwargs, batch_size=batch_size, device=device)
-        results[key] = run_lmms_eval(command, out, [TASK], out / "lmms_eval.log").results
+        results[key] = run_lmms_eval(command, out, [TASK], out / "lmms_eval.log", env=caller_env).results
     return results
 
 

@@ -69,7 +69,7 @@ class LoraSettings:
     min_pixels: int = WRAPPER_MIN_PIXELS
     max_pixels: int = WRAPPER_MAX_PIXELS
     gradient_checkpointing: bool = False
-    device: str | None = None  # None: cuda when available, else cpu
+    device: str | None = None  # cpu or cuda; None: cuda when available
 
 
 def is_vision_parameter(name: str) -> bool:
@@ -203,6 +203,8 @@ def train(work: Path, base: str = DEFAULT_BASE, settings: LoraSettings = LoraSet
     from model_configs import load_registry
 
     work = Path(work)
+    if not 0 <= settings.warmup_ratio < 1:  # the Trainer reads 1 and more as a number of steps
+        raise ValueError(f"warmup ratio must be in [0, 1), got {settings.warmup_ratio}")
     read_split(work)
     records = cait.read_folder(work / "train")
     device, dtype = _device_and_dtype(settings)

@@ -219,6 +219,9 @@ def test_train_merge_and_evaluate_before_and_after_through_lmms_eval(tmp_path, t
         results = json.loads(next((work / "runs" / key).rglob("*_results.json")).read_text())
         assert results["config"]["model"] == "qwen2_5_vl" and f"pretrained={checkpoint}" in results["config"]["model_args"]
         assert results["n-samples"]["cait"]["effective"] == 3
+    finished = sorted(p.stat().st_mtime_ns for p in (work / "runs").rglob("*_results.json"))
+    assert heldout.evaluate(work, "qwen2_5_vl", "device_map=cpu", device="cpu", limit=3)  # complete: not rerun
+    assert sorted(p.stat().st_mtime_ns for p in (work / "runs").rglob("*_results.json")) == finished
     assert lora_main(["report", str(work)]) == 0
     numbers = json.loads(heldout.lora_table(
         ingest_logs([work / "runs"], load_registry(extra=[work / lora.EXTRA_MODELS]), workers=1).table,
