@@ -146,9 +146,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
+    device = getattr(args, "device", None)
     return RunOptions(limit=getattr(args, "limit", None), gen_kwargs=getattr(args, "gen_kwargs", None),
-                      model_args=args.model_args, device=getattr(args, "device", None), hf_wrappers=args.hf_wrappers,
-                      allow_mixed_protocol=args.allow_mixed_protocol)
+                      model_args=args.model_args, device=None if device == "cuda" else device,  # cuda: the GPU layout
+                      hf_wrappers=args.hf_wrappers, allow_mixed_protocol=args.allow_mixed_protocol)
 
 
 def _plan_rows(args: argparse.Namespace, out: Path) -> tuple[list[Row], list[str]]:

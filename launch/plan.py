@@ -12,7 +12,7 @@ options (RunOptions: --gen-kwargs, --model-args, --device, --hf-wrappers, --limi
 selected model; the plan notes the sizes of a family they would miss when only part of it is selected.
 
 GPU layout, from the model's launch settings (model_configs):
-- HF wrappers (launch.gpus == 1): one copy of the model per GPU of the node, data parallel:
+- HF wrappers (some CAIT models; every model with --hf-wrappers): one copy per GPU of the node, data parallel:
   `accelerate launch --num_processes <gpus per node> -m lmms_eval ...` (a plain `python -m lmms_eval`
   when the node has one GPU). The row occupies the whole node.
 - vllm: one process, `--model vllm --model_args model=ID,tensor_parallel_size=N,...`, on N GPUs.
