@@ -110,8 +110,9 @@ def check_model(key: str, weights: str, hub_cache: Path | None) -> Check:
         try:
             folder = Path(snapshot_download(weights, local_files_only=True, cache_dir=hub_cache))
         except (OSError, ValueError) as err:  # LocalEntryNotFoundError (incl. an incomplete snapshot) is an OSError
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            check.missing.append(f"not in the hub cache ({first}); download it on a machine with internet: "
+            # huggingface_hub names the missing files of a snapshot its cached listing shows incomplete
+            reason = f"an incomplete snapshot: {err}" if "incomplete" in str(err) else "not in the hub cache"
+            check.missing.append(f"{reason}; download it on a machine with internet: "
                                  f"python -c \"from huggingface_hub import snapshot_download; "
                                  f"snapshot_download('{weights}')\"")
             return check
