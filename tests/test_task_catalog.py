@@ -139,13 +139,29 @@ def test_export_points_only_the_named_task_at_local_data(tmp_path, fixture_data)
     assert yaml.safe_load((folder / "invscale_mme_test.yaml").read_text())["dataset_path"] == "lmms-lab-encoder/MME"
 
 
+@pytest.fixture
+def private_lmms_eval(tmp_path, monkeypatch) -> dict[str, str]:
+    """A copy of the installed lmms-eval package that the test may install into: the shared environment's own
+    task folder stays untouched, so a concurrent lmms-eval run never sees a half-installed copy. Returns the
+    environment that makes a subprocess import the copy."""
+    import importlib.util
+    import os
+    import shutil
+
+    site = tmp_path / "site"
+    source = Path(next(iter(importlib.util.find_spec("lmms_eval").submodule_search_locations)))
+    shutil.copytree(source, site / "lmms_eval", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(install, "lmms_eval_tasks_dir", lambda: site / "lmms_eval" / "tasks")
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+
+
 @pytest.mark.cli
-def test_drop_in_install_lets_plain_lmms_eval_find_the_tasks(tmp_path, fixture_data, tiny_qwen3_vl):
+def test_drop_in_install_lets_plain_lmms_eval_find_the_tasks(tmp_path, fixture_data, tiny_qwen3_vl, private_lmms_eval):
     target = install.install({"blink_val": fixture_data["blink_val"]})
     try:
         command = lmms_eval_command("qwen3_vl", f"pretrained={tiny_qwen3_vl},device_map=cpu", ["blink_val"], tmp_path,
                                     limit=2, gen_kwargs="max_new_tokens=4", device="cpu")  # no --include_path
-        run = run_lmms_eval(command, tmp_path, ["blink_val"], tmp_path / "lmms_eval.log")
+        run = run_lmms_eval(command, tmp_path, ["blink_val"], tmp_path / "lmms_eval.log", env=private_lmms_eval)
         assert len(run.samples["blink_val"].read_text().splitlines()) == 2
         assert json.loads(run.results.read_text())["results"]["blink_val"]["alias"] == "blink_val"
     finally:
