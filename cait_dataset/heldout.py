@@ -7,9 +7,9 @@ WORK/runs/<model key>/. Both runs use the same wrapper and model_args: the regis
 the base model when it has them (Qwen2.5-VL-3B/7B: qwen2_5_vl, max_pixels 1605632, sdpa), else the
 wrapper given; `model_args` adds to them (e.g. device_map=cpu).
 
-`lora_table(table, pairs)` is Table 8 over the ingested per-question table (postprocess.ingest, with
+`lora_table(table, pairs)` is Table 8 over the ingested per-question table (postprocess.logs.ingest, with
 WORK/models.yaml as extra models): per (base, LoRA) pair, accuracy and macro F1 (unparsed answers count
-wrong, as everywhere in postprocess.cait) on the held-out scenes both models answered, and the changes
+wrong, as everywhere in postprocess.cait.metrics) on the held-out scenes both models answered, and the changes
 in percentage points. Scenes only one of the two answered are counted, not used.
 """
 
@@ -85,7 +85,7 @@ def evaluate(work: Path, wrapper: str | None = None, model_args: str = "", *, de
 
 def lora_table(table: pd.DataFrame, pairs: Sequence[tuple[str, str]], variant: str = "direct") -> pd.DataFrame:
     """Table 8 as numbers (module docstring), one row per (base key, LoRA key) pair."""
-    from postprocess.cait import cait_rows
+    from postprocess.cait.metrics import cait_rows
 
     rows = cait_rows(table)
     rows = rows[rows["variant"] == variant]
@@ -114,7 +114,7 @@ def lora_table(table: pd.DataFrame, pairs: Sequence[tuple[str, str]], variant: s
 
 def lora_display(numbers: pd.DataFrame):
     """Table 8 in the paper's layout: a row per model, the LoRA row with its change in points."""
-    from postprocess.tables import Table
+    from postprocess.render.tables import Table
 
     def cell(value: float, change: float | None = None) -> str:
         if pd.isna(value):
@@ -146,8 +146,8 @@ def report(work: Path) -> pd.DataFrame:
     """Ingest WORK/runs with WORK/models.yaml, write WORK/table08_lora.{csv,md,tex} and the numbers
     (table08_lora_values.csv); returns the numbers."""
     from model_configs import load_registry
-    from postprocess.ingest import ingest_logs
-    from postprocess.tables import write_table
+    from postprocess.logs.ingest import ingest_logs
+    from postprocess.render.tables import write_table
 
     work = Path(work)
     manifest = read_manifest(work)

@@ -79,7 +79,12 @@ def is_vision_parameter(name: str) -> bool:
 # ---------------------------------------------------------------------------------------------- examples
 def training_questions(records: list[dict]) -> list[Question]:
     """The cait task's direct questions for these records, answer positions balanced as the task does."""
-    questions = [cait.cait(record, position, "train") for position, record in enumerate(records)]
+    from dataclasses import replace
+
+    from lmms_eval_tasks.benchmarks import BY_TASK
+
+    spec = replace(BY_TASK["cait"], split="train")
+    questions = [cait.cait(record, position, spec) for position, record in enumerate(records)]
     cait.balance_answer_positions(questions)
     return questions
 

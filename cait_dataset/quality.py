@@ -249,8 +249,8 @@ def clip_table(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def quality_tables(scores: pd.DataFrame) -> list:
-    """Tables 9 and 10 for postprocess.tables.write_table, values as printed (the paper's precision)."""
-    from postprocess.tables import Table
+    """Tables 9 and 10 for postprocess.render.tables.write_table, values as printed (the paper's precision)."""
+    from postprocess.render.tables import Table
 
     def fmt(value: float, digits: int) -> str:
         return "–" if pd.isna(value) else f"{value:.{digits}f}"
@@ -283,7 +283,7 @@ def quality_tables(scores: pd.DataFrame) -> list:
 
 def write_outputs(scores: pd.DataFrame, out: Path) -> list[Path]:
     """scores.csv (per image), and per table its rendered csv/md/tex plus `<name>_values.csv` (unrounded)."""
-    from postprocess.tables import write_table
+    from postprocess.render.tables import write_table
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -19,13 +19,15 @@ from logfactory import write_run
 
 from cait_dataset import heldout, lora, split
 from cait_dataset.cli import lora_main
-from launch.tiny_models import ensure_model
+from invscale_demo.fixtures import FIXTURE_SCENES, write_cait_fixture
+from invscale_demo.tiny_models import ensure_model
+from lmms_eval_tasks.benchmarks import BY_TASK
 from lmms_eval_tasks import cait
 from lmms_eval_tasks.prompts import CAIT_DIRECT
 from lmms_eval_tasks.question import DocError
 from lmms_eval_tasks.scoring import per_question_record, score
 from model_configs import load_registry
-from postprocess.ingest import ingest_logs
+from postprocess.logs.ingest import ingest_logs
 
 CATEGORIES = list(cait.CHARACTERISTICS)
 
@@ -60,7 +62,7 @@ def test_a_split_that_cannot_be_stratified_says_why():
 def test_the_split_is_written_as_two_cait_folders_and_a_prepared_heldout_dataset(tmp_path):
     import datasets
 
-    summary = split.write_split(cait.write_fixture(tmp_path / "cait"), tmp_path / "work", seed=3)
+    summary = split.write_split(write_cait_fixture(tmp_path / "cait"), tmp_path / "work", seed=3)
     work = tmp_path / "work"
     assert json.loads((work / "split.json").read_text()) == summary
     assert summary["scenes"] == {"train": 4, "heldout": 4}
@@ -81,7 +83,7 @@ def test_training_examples_are_the_direct_task_prompt_with_loss_on_the_answer_on
     from transformers import AutoProcessor
 
     processor = AutoProcessor.from_pretrained(tiny_qwen2_5_vl)
-    records = cait.read_folder(cait.write_fixture(tmp_path))
+    records = cait.read_folder(write_cait_fixture(tmp_path))
     questions = lora.training_questions(records)
     assert Counter(q.gold for q in questions) == {"A": 4, "B": 4}  # balanced as the task balances them
     for question, record in zip(questions, records):
@@ -128,10 +130,10 @@ def test_lora_targets_only_the_language_model_and_refuses_a_trainable_tower(tiny
 def run_records(respond, keep=None) -> list[dict]:
     """The cait task's per_question records for the fixture scenes; respond(question) -> response."""
     rows = []
-    for i, (category, characteristic, verb, common, uncommon, style) in enumerate(cait.FIXTURE_SCENES):
+    for i, (category, characteristic, verb, common, uncommon, style) in enumerate(FIXTURE_SCENES):
         rows.append({"id": f"cait_{i:03d}", "category": category, "characteristic": characteristic, "verb": verb,
                      "common_text": common, "uncommon_text": uncommon, "style": style, "gt_prompt": uncommon})
-    questions = [cait.cait(row, i, "test") for i, row in enumerate(rows)]
+    questions = [cait.cait(row, i, BY_TASK["cait"]) for i, row in enumerate(rows)]
     cait.balance_answer_positions(questions)
     chosen = [q for i, q in enumerate(questions) if keep is None or i in keep]
     return [per_question_record(q, respond(q), score(q, respond(q))) for q in chosen]
@@ -191,7 +193,7 @@ def test_train_merge_and_evaluate_before_and_after_through_lmms_eval(tmp_path, t
     from transformers import AutoProcessor
 
     work = tmp_path / "work"
-    assert lora_main(["split", str(cait.write_fixture(tmp_path / "cait")), str(work)]) == 0
+    assert lora_main(["split", str(write_cait_fixture(tmp_path / "cait")), str(work)]) == 0
     assert lora_main(["train", str(work), "--base", str(tiny_qwen2_5_vl), "--max-steps", "24",
                       "--gradient-accumulation", "1", "--learning-rate", "3e-3", "--warmup-ratio", "0"]) == 0
     manifest = lora.read_manifest(work)

@@ -19,7 +19,7 @@ from PIL import Image
 from cait_dataset import quality
 from cait_dataset.__main__ import main as cait_dataset_main
 from cait_dataset.cli import quality_main
-from lmms_eval_tasks.cait import write_fixture
+from invscale_demo.fixtures import write_cait_fixture
 from lmms_eval_tasks.question import DocError
 
 from quality_factory import SIZE, fit_brisque_params, fit_niqe_params, noisy, scene, tiny_clip
@@ -60,7 +60,7 @@ def write_captions(folder, rows, header="image,correct_caption,reversed_caption"
 
 # ---------------------------------------------------------------------------------------------- datasets
 def test_a_cait_folder_pairs_each_image_with_what_it_shows_and_the_common_reading(tmp_path):
-    items = quality.cait_items(write_fixture(tmp_path / "cait"))
+    items = quality.cait_items(write_cait_fixture(tmp_path / "cait"))
     assert len(items) == 8 and set(items["dataset"]) == {"CAIT"}
     first = items.iloc[0]
     assert (first["correct_caption"], first["reversed_caption"]) == ("A student scolds a teacher.",
@@ -182,7 +182,7 @@ def test_tables_are_per_dataset_means_over_finite_scores(rows):
 
 # ---------------------------------------------------------------------------------------------- command line
 def test_the_command_writes_tables_9_and_10_with_one_row_per_dataset_in_order(tmp_path, params, clip_model, images):
-    cait = write_fixture(tmp_path / "cait")
+    cait = write_cait_fixture(tmp_path / "cait")
     for image in sorted((cait / "images").iterdir()):  # NIQE needs images of at least 96 x 96 pixels
         scene(int(image.stem[-3:])).save(image)
     winoground = write_captions(tmp_path / "wino", [(path, "a dog walks a man", "a man walks a dog")
@@ -215,7 +215,7 @@ def test_the_command_writes_tables_9_and_10_with_one_row_per_dataset_in_order(tm
 def test_the_command_rejects_bad_input_with_one_line(tmp_path, capsys):
     assert quality_main(["score", "--out", str(tmp_path)]) == 2
     assert "no dataset given" in capsys.readouterr().err
-    cait = write_fixture(tmp_path / "cait")
+    cait = write_cait_fixture(tmp_path / "cait")
     assert quality_main(["score", "--cait", str(cait), "--cait", str(cait), "--out", str(tmp_path)]) == 2
     assert "dataset names must differ" in capsys.readouterr().err
     with pytest.raises(SystemExit):

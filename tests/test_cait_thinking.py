@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from launch.__main__ import main as launch_main
-from launch.tiny_models import ensure_model
+from invscale_demo.tiny_models import ensure_model
 from lmms_eval_tasks.record import validate_record
 from model_configs import Registry, RegistryError, load_registry
 
