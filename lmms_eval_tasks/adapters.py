@@ -1,8 +1,9 @@
 """Benchmark adapters: one dataset row -> one canonical `Question`.
 
-This is the only benchmark-specific code of the task layer. Field names follow the hub datasets
-listed in docs/benchmarks (and VLMEvalKit's TSVs for AI2D); a missing or malformed field raises
-DocError naming the benchmark, the row and the field.
+With the benchmark's description (benchmarks.py) this is the only benchmark-specific code of the task
+layer: each adapter is named by its BenchmarkSpec and called as adapter(row, position, spec). Field names
+follow the hub datasets listed in shared/notes/benchmarks.md (and VLMEvalKit's TSVs for AI2D); a missing
+or malformed field raises DocError naming the benchmark, the row and the field.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import ast
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
-from .cait import balance_answer_positions, cait
+from .benchmarks import BenchmarkSpec
+from .cait import balance_answer_positions, cait  # noqa: F401  (CAIT's adapter and finalizer, named by its spec)
 from .question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, DocError, Question
 
 MISSING_TEXT = {"", "nan", "none", "null"}
@@ -82,23 +83,23 @@ def _lettered_options(row: dict, where: str) -> list[str]:
     return options
 
 
-def mmt_bench(row: dict, position: int, split: str) -> Question:
-    where = f"MMT-Bench row {position}"
+def mmt_bench(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    where = f"{spec.name} row {position}"
     options = _lettered_options(row, where)
     return Question(
-        benchmark="MMT-Bench", split=split, subtask=_text(row, "l2-category", where),
+        benchmark=spec.name, split=spec.split, subtask=_text(row, spec.subtask_field, where),
         question_id=_text(row, "index", where), kind=MCQ, text=_text(row, "question", where),
         image_fields=["image"], options=options, gold=_gold_letter(_field(row, "answer", where), options, where),
-        details={"category": row.get("category")},
+        prompt_style=spec.prompt_style, details={"category": row.get("category")},
     )
 
 
 IMAGE_PLACEHOLDER = re.compile(r"<image (\d+)>")
 
 
-def mmmu(row: dict, position: int, split: str) -> Question:
-    qid = _text(row, "id", f"MMMU row {position}")
-    where = f"MMMU {qid}"
+def mmmu(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    qid = _text(row, "id", f"{spec.name} row {position}")
+    where = f"{spec.name} {qid}"
     text = _text(row, "question", where)
     question_type = _text(row, "question_type", where)
     options = [str(o) for o in _parse_list(_field(row, "options", where), "options", where)]
@@ -106,15 +107,16 @@ def mmmu(row: dict, position: int, split: str) -> Question:
     # the referenced images must be there; without placeholders, whichever of image_1..7 the row has
     answer = row.get("answer")
     unanswered = _is_missing(answer) or str(answer).strip() == "?"
-    if unanswered and split != "test":  # only the test split's answers are withheld
+    if unanswered and spec.split != "test":  # only the test split's answers are withheld
         raise DocError(f"{where}: field 'answer' is empty")
-    common = dict(benchmark="MMMU", split=split, subtask=_text(row, "subfield", where), question_id=qid, text=text,
+    common = dict(benchmark=spec.name, split=spec.split, subtask=_text(row, spec.subtask_field, where), question_id=qid, text=text,
                   image_fields=referenced or [f"image_{n}" for n in range(1, 8)], images_optional=not referenced, details={"subject": row.get("subject"), "question_type": question_type})
     if question_type == "open":
         return Question(kind=OPEN, gold=None if unanswered else _open_golds(answer), prompt_style="open", **common)
     if len(options) < 2:
         raise DocError(f"{where}: multiple-choice question with {len(options)} options")
-    return Question(kind=MCQ, options=options, gold=None if unanswered else _gold_letter(answer, options, where), **common)
+    return Question(kind=MCQ, options=options, gold=None if unanswered else _gold_letter(answer, options, where),
+                    prompt_style=spec.prompt_style, **common)
 
 
 def _open_golds(answer: Any) -> list[str]:
@@ -127,8 +129,8 @@ def _open_golds(answer: Any) -> list[str]:
     return [text]
 
 
-def scienceqa(row: dict, position: int, split: str) -> Question:
-    where = f"ScienceQA row {position}"
+def scienceqa(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    where = f"{spec.name} row {position}"
     options = [str(c) for c in _parse_list(_field(row, "choices", where), "choices", where)]
     answer = _field(row, "answer", where)
     if not isinstance(answer, (int,)) and not str(answer).isdigit():
@@ -136,46 +138,46 @@ def scienceqa(row: dict, position: int, split: str) -> Question:
     if not 0 <= int(answer) < len(options):
         raise DocError(f"{where}: answer index {answer} outside the {len(options)} choices")
     return Question(
-        benchmark="ScienceQA", split=split, subtask=_text(row, "category", where),
-        question_id=f"scienceqa-{split}-{position}", kind=MCQ, text=_text(row, "question", where),
-        image_fields=["image"], options=options, gold=LETTERS[int(answer)],
+        benchmark=spec.name, split=spec.split, subtask=_text(row, spec.subtask_field, where),
+        question_id=f"scienceqa-{spec.split}-{position}", kind=MCQ, text=_text(row, "question", where),
+        image_fields=["image"], options=options, gold=LETTERS[int(answer)], prompt_style=spec.prompt_style,
         details={"subject": row.get("subject"), "hint": row.get("hint")},
     )
 
 
-def mme(row: dict, position: int, split: str) -> Question:
-    where = f"MME row {position}"
+def mme(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    where = f"{spec.name} row {position}"
     gold = _text(row, "answer", where).strip().capitalize()
     if gold not in ("Yes", "No"):
         raise DocError(f"{where}: answer {gold!r} is not Yes/No")
     return Question(
-        benchmark="MME", split=split, subtask=_text(row, "category", where),
+        benchmark=spec.name, split=spec.split, subtask=_text(row, spec.subtask_field, where),
         question_id=_text(row, "question_id", where), kind=YES_NO, text=_text(row, "question", where),
-        image_fields=["image"], gold=gold, prompt_style="as_is",
+        image_fields=["image"], gold=gold, prompt_style=spec.prompt_style,
     )
 
 
-def ai2d(row: dict, position: int, split: str) -> Question:
-    where = f"AI2D row {position}"
+def ai2d(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    where = f"{spec.name} row {position}"
     options = _lettered_options(row, where)
     return Question(
-        benchmark="AI2D", split=split, subtask=_text(row, "category", where),
+        benchmark=spec.name, split=spec.split, subtask=_text(row, spec.subtask_field, where),
         question_id=_text(row, "index", where), kind=MCQ, text=_text(row, "question", where),
         image_fields=["image"], options=options, gold=_gold_letter(_field(row, "answer", where), options, where),
-        prompt_style="vlmevalkit",
+        prompt_style=spec.prompt_style,
     )
 
 
-def mathvista(row: dict, position: int, split: str) -> Question:
-    qid = _text(row, "pid", f"MathVista row {position}")
-    where = f"MathVista pid {qid}"
+def mathvista(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    qid = _text(row, "pid", f"{spec.name} row {position}")
+    where = f"{spec.name} pid {qid}"
     metadata = _field(row, "metadata", where)
     if not isinstance(metadata, dict) or _is_missing(metadata.get("task")):
         raise DocError(f"{where}: field 'metadata.task' is missing")
     answer = _text(row, "answer", where)
     answer_type = _text(row, "answer_type", where)
     precision = row.get("precision")
-    common = dict(benchmark="MathVista", split=split, subtask=str(metadata["task"]), question_id=qid,
+    common = dict(benchmark=spec.name, split=spec.split, subtask=str(metadata["task"]), question_id=qid,
                   text=_text(row, "query", where), image_fields=["decoded_image"], answer_type=answer_type,
                   precision=None if _is_missing(precision) else int(float(precision)),
                   details={"question_type": row.get("question_type")})
@@ -184,39 +186,39 @@ def mathvista(row: dict, position: int, split: str) -> Question:
         options = [str(c) for c in _parse_list(choices, "choices", where)]
         if answer not in options:
             raise DocError(f"{where}: answer {answer!r} is not one of the choices {options}")
-        return Question(kind=MCQ, options=options, gold=LETTERS[options.index(answer)], prompt_style="embedded_choices", **common)
+        return Question(kind=MCQ, options=options, gold=LETTERS[options.index(answer)], prompt_style=spec.prompt_style, **common)
     return Question(kind=NUMERIC if answer_type in ("integer", "float", "list") else OPEN,
                     gold=answer if answer_type in ("integer", "float", "list") else [answer], prompt_style="as_is", **common)
 
 
-def blink(row: dict, position: int, split: str) -> Question:
-    qid = _text(row, "idx", f"BLINK row {position}")
-    where = f"BLINK {qid}"
+def blink(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    qid = _text(row, "idx", f"{spec.name} row {position}")
+    where = f"{spec.name} {qid}"
     options = [str(c) for c in _parse_list(_field(row, "choices", where), "choices", where)]
-    subtask = row.get("sub_task")
+    subtask = row.get(spec.subtask_field)
     if _is_missing(subtask):  # the idx carries it too: val_Multi-view_Reasoning_12
         found = re.match(r"^[a-z]+_(.+)_\d+$", qid)
         if not found:
             raise DocError(f"{where}: no 'sub_task' field and the idx does not name one")
         subtask = found.group(1).replace("_", " ")
     return Question(
-        benchmark="BLINK", split=split, subtask=str(subtask), question_id=qid, kind=MCQ,
-        text=_text(row, "prompt", where), image_fields=[f"image_{n}" for n in range(1, 5)], images_optional=True, options=options,
-        gold=_gold_letter(_field(row, "answer", where), options, where), prompt_style="embedded_choices",
+        benchmark=spec.name, split=spec.split, subtask=str(subtask), question_id=qid, kind=MCQ,
+        text=_text(row, "prompt", where), image_fields=list(spec.image_columns), images_optional=True, options=options,
+        gold=_gold_letter(_field(row, "answer", where), options, where), prompt_style=spec.prompt_style,
     )
 
 
-def mmbench(row: dict, position: int, split: str) -> Question:
-    where = f"MMBench row {position}"
+def mmbench(row: dict, position: int, spec: BenchmarkSpec) -> Question:
+    where = f"{spec.name} row {position}"
     options = _lettered_options(row, where)
-    l2 = row.get("L2-category", row.get("l2-category"))
+    l2 = row.get(spec.subtask_field, row.get(spec.subtask_field.lower()))
     if _is_missing(l2):
-        raise DocError(f"{where}: missing field 'L2-category'")
+        raise DocError(f"{where}: missing field '{spec.subtask_field}'")
     index = _text(row, "index", where)
     hint = row.get("hint")
     return Question(
-        benchmark="MMBench", split=split, subtask=str(l2), question_id=index, kind=MCQ,
-        text=_text(row, "question", where), image_fields=["image"], options=options,
+        benchmark=spec.name, split=spec.split, subtask=str(l2), question_id=index, kind=MCQ,
+        text=_text(row, "question", where), image_fields=["image"], options=options, prompt_style=spec.prompt_style,
         gold=_gold_letter(_field(row, "answer", where), options, where), hint=None if _is_missing(hint) else str(hint),
         details={"category": row.get("category"), "circular_group": int(float(index)) % 1_000_000},
     )
@@ -229,30 +231,3 @@ def mme_question_ids(rows: Iterable[Question]) -> None:
         base = question.question_id
         question.question_id = f"{base}#{seen[base]}"
         seen[base] += 1
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    name: str
-    split: str
-    adapter: Callable[[dict, int, str], Question]
-    image_columns: tuple[str, ...]
-    require_image: bool = False  # ScienceQA-IMG: keep only questions that come with an image
-    finalize: Callable[[list[Question]], None] | None = None
-
-
-BENCHMARKS: dict[str, Benchmark] = {
-    b.name + ":" + b.split: b
-    for b in (
-        Benchmark("MMT-Bench", "val", mmt_bench, ("image",)),
-        Benchmark("MMMU", "dev_val", mmmu, tuple(f"image_{n}" for n in range(1, 8))),
-        Benchmark("MMMU", "test", mmmu, tuple(f"image_{n}" for n in range(1, 8))),
-        Benchmark("ScienceQA", "test", scienceqa, ("image",), require_image=True),
-        Benchmark("MME", "test", mme, ("image",), finalize=mme_question_ids),
-        Benchmark("AI2D", "test", ai2d, ("image",)),
-        Benchmark("MathVista", "testmini", mathvista, ("decoded_image",)),
-        Benchmark("BLINK", "val", blink, tuple(f"image_{n}" for n in range(1, 5))),
-        Benchmark("MMBench", "dev_en", mmbench, ("image",)),
-        Benchmark("CAIT", "test", cait, ("image",), finalize=balance_answer_positions),
-    )
-}

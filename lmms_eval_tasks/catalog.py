@@ -1,46 +1,40 @@
-"""The task names: one base task per paper split, and its variants.
+"""The task names, derived from the benchmark descriptions (benchmarks.py): one base task per split, and its
+variants.
 
-Naming pattern: `invscale_<benchmark>_<split>` for the base task and `<base task>_<variant>` for a
-variant; BLINK's base task is `blink_val` (its exact name was asked for and lmms-eval has no task of
-that name), CAIT's is `cait`. Groups: `invscale` runs the nine paper splits' base tasks,
-`invscale_<variant>` their tasks of one variant; CAIT's five tasks are named one by one. No name here may equal a built-in lmms-eval task, group or tag: a built-in silently wins a
-collision (tests/test_task_catalog.py checks against the installed index).
+Naming pattern: `invscale_<benchmark>_<split>` for the base task and `<base task>_<variant>` for a variant;
+BLINK's base task is `blink_val` (its exact name was asked for and lmms-eval has no task of that name),
+CAIT's is `cait`. Groups: `invscale` runs the nine paper splits' base tasks, `invscale_<variant>` their
+tasks of one variant; CAIT's five tasks are named one by one. No name here may equal a built-in lmms-eval
+task, group or tag: a built-in silently wins a collision (tests/test_task_catalog.py checks against the
+installed index).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from .benchmarks import BENCHMARKS, BenchmarkSpec
 
 GROUP = "invscale"
+PAPER_VARIANTS = ("direct", "cot", "reverse", "shift1", "shift2", "shift3")
+CAIT_VARIANTS = ("direct", "swap", "cot", "structured", "describe")
+UNORDERED_VARIANTS = ("direct", "cot")  # a benchmark without options to reorder (MME: yes/no)
 
 
 class TaskEntry(NamedTuple):
     name: str
-    base: str
-    benchmark_key: str  # key of adapters.BENCHMARKS
+    spec: BenchmarkSpec
     variant: str
 
+    @property
+    def base(self) -> str:
+        return self.spec.task
 
-BASE_TASKS: dict[str, str] = {
-    "invscale_mmtbench_val": "MMT-Bench:val",
-    "invscale_mmmu_dev_val": "MMMU:dev_val",
-    "invscale_mmmu_test": "MMMU:test",
-    "invscale_scienceqa_img_test": "ScienceQA:test",
-    "invscale_mme_test": "MME:test",
-    "invscale_ai2d_test": "AI2D:test",
-    "invscale_mathvista_testmini": "MathVista:testmini",
-    "blink_val": "BLINK:val",
-    "invscale_mmbench_dev_en": "MMBench:dev_en",
-    "cait": "CAIT:test",
-}
-PAPER_VARIANTS = ("direct", "cot", "reverse", "shift1", "shift2", "shift3")
-CAIT_VARIANTS = ("direct", "swap", "cot", "structured", "describe")
-# MME is yes/no: it has no options to reorder.
-VARIANTS_OF: dict[str, tuple[str, ...]] = {
-    base: CAIT_VARIANTS if key.startswith("CAIT:") else ("direct", "cot") if key.startswith("MME:") else PAPER_VARIANTS
-    for base, key in BASE_TASKS.items()
-}
+
+def variants_of(spec: BenchmarkSpec) -> tuple[str, ...]:
+    if spec.prompt_style == "cait":
+        return CAIT_VARIANTS
+    return PAPER_VARIANTS if spec.reorderable else UNORDERED_VARIANTS
 
 
 def task_name(base: str, variant: str) -> str:
@@ -51,12 +45,13 @@ def group_name(variant: str) -> str:
     return GROUP if variant == "direct" else f"{GROUP}_{variant}"
 
 
+BASE_TASKS: tuple[str, ...] = tuple(spec.task for spec in BENCHMARKS)
 TASKS: dict[str, TaskEntry] = {
-    task_name(base, variant): TaskEntry(task_name(base, variant), base, key, variant)
-    for base, key in BASE_TASKS.items()
-    for variant in VARIANTS_OF[base]
+    task_name(spec.task, variant): TaskEntry(task_name(spec.task, variant), spec, variant)
+    for spec in BENCHMARKS
+    for variant in variants_of(spec)
 }
 GROUPS: dict[str, list[str]] = {
-    group_name(variant): [t.name for t in TASKS.values() if t.variant == variant and t.base != "cait"]
+    group_name(variant): [t.name for t in TASKS.values() if t.variant == variant and t.spec.prompt_style != "cait"]
     for variant in PAPER_VARIANTS
 }

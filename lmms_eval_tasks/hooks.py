@@ -4,18 +4,19 @@ process_docs turns each dataset row into a canonical question (adapters.py), app
 variant and stores the question and its prompt in two columns, so the other hooks only read them:
   invscale_question  the Question as JSON (gold remapped, options in the shown order)
   invscale_prompt    the text sent to the model
-Each task's process_docs is `docs_<task name>` below, generated from the catalog.
+Each task's process_docs is `task_hooks.docs_<task name>`, a one-line call of `prepare_docs` written by
+generate.py (lmms-eval hands process_docs only the dataset, so the task is fixed by which hook is named).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
 import datasets
 from loguru import logger
 
-from .adapters import BENCHMARKS, Benchmark
+from . import adapters
+from .benchmarks import BenchmarkSpec
 from .catalog import TASKS
 from .prompts import build_prompt
 from .question import DocError, Question, load_image
@@ -27,7 +28,7 @@ QUESTION_COLUMN = "invscale_question"
 PROMPT_COLUMN = "invscale_prompt"
 
 
-def _metadata_rows(dataset: datasets.Dataset, benchmark: Benchmark) -> list[dict]:
+def _metadata_rows(dataset: datasets.Dataset, benchmark: BenchmarkSpec) -> list[dict]:
     """Rows without image columns (decoding every image just to read the question would be slow)."""
     skip = set(benchmark.image_columns) | {
         name for name, feature in dataset.features.items() if isinstance(feature, datasets.Image)
@@ -43,14 +44,15 @@ def _has_image(dataset: datasets.Dataset, column: str) -> list[bool]:
     return [value is not None and value != "" and value != {"bytes": None, "path": None} for value in dataset[column]]
 
 
-def questions_for(dataset: datasets.Dataset, benchmark: Benchmark) -> tuple[list[int], list[Question]]:
+def questions_for(dataset: datasets.Dataset, benchmark: BenchmarkSpec) -> tuple[list[int], list[Question]]:
     """(row positions kept, their questions) in dataset order."""
     rows = _metadata_rows(dataset, benchmark)
     keep = _has_image(dataset, benchmark.image_columns[0]) if benchmark.require_image else [True] * len(rows)
     positions = [i for i, kept in enumerate(keep) if kept]
-    questions = [benchmark.adapter(rows[i], i, benchmark.split) for i in positions]
+    adapter = getattr(adapters, benchmark.adapter)
+    questions = [adapter(rows[i], i, benchmark) for i in positions]
     if benchmark.finalize:
-        benchmark.finalize(questions)
+        getattr(adapters, benchmark.finalize)(questions)
     duplicates = [qid for qid, count in Counter(q.question_id for q in questions).items() if count > 1]
     if duplicates:
         raise DocError(f"{benchmark.name} {benchmark.split}: {len(duplicates)} duplicate question ids, e.g. {duplicates[:5]}")
@@ -61,8 +63,8 @@ def questions_for(dataset: datasets.Dataset, benchmark: Benchmark) -> tuple[list
 
 def prepare_docs(dataset: datasets.Dataset, task: str) -> datasets.Dataset:
     entry = TASKS[task]
-    benchmark, variant = BENCHMARKS[entry.benchmark_key], VARIANTS[entry.variant]
-    positions, questions = questions_for(dataset, benchmark)
+    variant = VARIANTS[entry.variant]
+    positions, questions = questions_for(dataset, entry.spec)
     selected = [(p, q) for p, q in zip(positions, questions) if takes_part(variant, q)]
     if len(selected) < len(questions):
         logger.info(
@@ -76,17 +78,6 @@ def prepare_docs(dataset: datasets.Dataset, task: str) -> datasets.Dataset:
         .add_column(QUESTION_COLUMN, [q.to_json() for _, q, _ in shown])
         .add_column(PROMPT_COLUMN, prompts)
     )
-
-
-def _docs_hook(task: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
-    def hook(dataset: datasets.Dataset) -> datasets.Dataset:
-        return prepare_docs(dataset, task)
-
-    hook.__name__ = f"docs_{task}"
-    return hook
-
-
-globals().update({f"docs_{task}": _docs_hook(task) for task in TASKS})
 
 
 def question_of(doc: dict) -> Question:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-BENCHMARKS = ("MMT-Bench", "MMMU", "ScienceQA", "MME", "AI2D", "MathVista", "BLINK", "MMBench", "CAIT")
-SPLITS = ("val", "dev_val", "test", "testmini", "dev_en")
+from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
+
+BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
+SPLITS = SPLIT_NAMES
 MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
 # Why extraction gave no prediction (optional field `abstain_reason`; null when the rules gave one):
 #   empty               nothing outside the reasoning block

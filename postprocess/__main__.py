@@ -1,4 +1,4 @@
-"""`python -m postprocess ...`: see postprocess/cli.py."""
+"""`python -m postprocess ...`: see postprocess/cli/."""
 
 from postprocess.cli import main
 

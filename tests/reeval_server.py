@@ -57,6 +57,8 @@ class JudgeServer:
         self.requests: list[SeenRequest] = []
         self._failures: list[tuple[int, float | None]] = []
         self._lock = threading.Lock()
+        self._answered = threading.Condition(self._lock)
+        self.reject_after_answers = 0  # a request with a bad key is refused only once this many were answered
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
@@ -101,6 +103,8 @@ class JudgeServer:
         with self._lock:
             failure = self._failures.pop(0) if self._failures and authorized else None
         if not authorized:
+            with self._answered:  # deterministic interleaving for tests of one judge failing mid-run
+                self._answered.wait_for(lambda: len(self.answered) >= self.reject_after_answers, timeout=10)
             status, payload, extra = 401, _error(anthropic, 401, "invalid api key"), {}
         elif failure is not None:
             status, retry_after = failure
@@ -108,8 +112,9 @@ class JudgeServer:
             extra = {} if retry_after is None else {"retry-after": str(retry_after)}
         else:
             status, payload, extra = 200, _reply(anthropic, body.get("model", ""), self.answer(prompt)), {}
-        with self._lock:
+        with self._answered:
             self.requests.append(SeenRequest(path, body.get("model", ""), prompt, authorized, status, arrived))
+            self._answered.notify_all()
         return status, payload, extra
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

@@ -3,8 +3,9 @@
 import datasets
 import pytest
 
-from lmms_eval_tasks import adapters, fixtures
-from lmms_eval_tasks.adapters import BENCHMARKS
+from lmms_eval_tasks.benchmarks import BY_KEY
+from invscale_demo import fixtures
+from lmms_eval_tasks import adapters
 from lmms_eval_tasks.catalog import TASKS
 from lmms_eval_tasks.hooks import (
     PROMPT_COLUMN,
@@ -25,7 +26,7 @@ def mmbench_row(**changes):
 
 
 def test_lettered_prompt_is_appendix_g_with_the_mmbench_hint_first():
-    q = adapters.mmbench(mmbench_row(), 2, "dev_en")
+    q = adapters.mmbench(mmbench_row(), 2, BY_KEY["MMBench:dev_en"])
     assert build_prompt(q) == (
         "The picture shows a kitchen.\nWhat is in the picture 2?\nA. thing a2\nB. thing b2\nC. thing c2\nD. thing d2\n"
         "Please select the correct answer from the options above. Respond with only the letter of the correct option. "
@@ -35,48 +36,48 @@ def test_lettered_prompt_is_appendix_g_with_the_mmbench_hint_first():
 
 @pytest.mark.parametrize("hint", [None, "nan", float("nan"), ""])
 def test_absent_mmbench_hints_are_left_out(hint):
-    q = adapters.mmbench(mmbench_row(hint=hint), 2, "dev_en")
+    q = adapters.mmbench(mmbench_row(hint=hint), 2, BY_KEY["MMBench:dev_en"])
     assert q.hint is None and build_prompt(q).startswith("What is in the picture 2?")
 
 
 def test_mmmu_open_question_uses_the_concise_answer_suffix():
     row = {k: v for k, v in fixtures.mmmu_rows("validation")[3].items() if not k.startswith("image_")}
-    q = adapters.mmmu(row, 3, "dev_val")
+    q = adapters.mmmu(row, 3, BY_KEY["MMMU:dev_val"])
     assert q.gold == ["24", "24.0"] and q.image_fields == ["image_1"]
     assert build_prompt(q).endswith("\nAnswer concisely with just the final value or term. Answer:")
 
 
 def test_mmmu_images_follow_their_placeholders():
     row = fixtures.mmmu_rows("dev")[1]
-    assert adapters.mmmu(row, 1, "dev_val").image_fields == ["image_1", "image_2"]
+    assert adapters.mmmu(row, 1, BY_KEY["MMMU:dev_val"]).image_fields == ["image_1", "image_2"]
 
 
 def test_cot_replaces_the_direct_instruction_and_appends_to_preformatted_prompts():
-    q = adapters.mmbench(mmbench_row(), 2, "dev_en")
+    q = adapters.mmbench(mmbench_row(), 2, BY_KEY["MMBench:dev_en"])
     assert build_prompt(q, "cot").endswith(COT_MCQ_INSTRUCTION) and MCQ_INSTRUCTION not in build_prompt(q, "cot")
     rows, _ = fixtures.blink_rows()
-    blink = adapters.blink(rows[0], 0, "val")
+    blink = adapters.blink(rows[0], 0, BY_KEY["BLINK:val"])
     assert build_prompt(blink) == rows[0]["prompt"]
     assert build_prompt(blink, "cot") == rows[0]["prompt"] + "\n" + COT_MCQ_INSTRUCTION
 
 
 def test_mme_and_mathvista_prompts_are_the_dataset_text():
     row = {"question_id": "count/1.png", "question": "Is it red? Please answer yes or no.", "answer": "Yes", "category": "count"}
-    mme = adapters.mme(row, 0, "test")
+    mme = adapters.mme(row, 0, BY_KEY["MME:test"])
     assert build_prompt(mme) == "Is it red? Please answer yes or no."
     rows, _ = fixtures.mathvista_rows()
-    assert build_prompt(adapters.mathvista(rows[1], 1, "testmini")) == rows[1]["query"]
+    assert build_prompt(adapters.mathvista(rows[1], 1, BY_KEY["MathVista:testmini"])) == rows[1]["query"]
 
 
 def test_scienceqa_integer_answer_becomes_a_letter_and_ids_use_the_split_row():
     rows, _ = fixtures.scienceqa_rows()
-    q = adapters.scienceqa(rows[3], 3, "test")
+    q = adapters.scienceqa(rows[3], 3, BY_KEY["ScienceQA:test"])
     assert q.gold == "D" and q.question_id == "scienceqa-test-3"
 
 
 def test_mathvista_multi_choice_gold_is_the_letter_of_the_answer_text():
     rows, _ = fixtures.mathvista_rows()
-    q = adapters.mathvista(rows[0], 0, "testmini")
+    q = adapters.mathvista(rows[0], 0, BY_KEY["MathVista:testmini"])
     assert q.options == ["3", "4", "5", "6"] and q.gold == "C" and q.subtask == "geometry problem solving"
 
 
@@ -87,30 +88,30 @@ def test_missing_field_names_the_row_and_field():
     row = mmbench_row()
     del row["question"]
     with pytest.raises(DocError, match=r"MMBench row 7: missing field 'question'"):
-        adapters.mmbench(row, 7, "dev_en")
+        adapters.mmbench(row, 7, BY_KEY["MMBench:dev_en"])
 
 
 def test_malformed_options_string_names_the_question():
     row = {**fixtures.mmmu_rows("dev")[0], "options": "['unclosed', "}
     with pytest.raises(DocError, match=r"MMMU dev_Chemistry_1: field 'options' is not a list literal"):
-        adapters.mmmu(row, 0, "dev_val")
+        adapters.mmmu(row, 0, BY_KEY["MMMU:dev_val"])
 
 
 def test_answer_outside_the_options_is_refused():
     with pytest.raises(DocError, match=r"answer 'F' is not one of the 4 option letters"):
-        adapters.mmbench(mmbench_row(answer="F"), 2, "dev_en")
+        adapters.mmbench(mmbench_row(answer="F"), 2, BY_KEY["MMBench:dev_en"])
 
 
 def test_a_gap_in_the_option_columns_is_refused():
     with pytest.raises(DocError, match=r"option columns \['A', 'B', 'D'\] leave a gap"):
-        adapters.mmbench(mmbench_row(C=None), 2, "dev_en")
+        adapters.mmbench(mmbench_row(C=None), 2, BY_KEY["MMBench:dev_en"])
 
 
 def test_only_the_mmmu_test_split_may_lack_answers():
     row = {**fixtures.mmmu_rows("validation")[0], "answer": ""}
     with pytest.raises(DocError, match=r"MMMU validation_Chemistry_1: field 'answer' is empty"):
-        adapters.mmmu(row, 0, "dev_val")
-    assert adapters.mmmu(row, 0, "test").gold is None
+        adapters.mmmu(row, 0, BY_KEY["MMMU:dev_val"])
+    assert adapters.mmmu(row, 0, BY_KEY["MMMU:test"]).gold is None
 
 
 def test_a_referenced_image_that_is_missing_is_an_error_not_a_silent_omission():
@@ -159,10 +160,10 @@ ROWS_WITH_FEATURES = {"MMBench": fixtures.mmbench_rows, "BLINK": fixtures.blink_
 
 
 @pytest.mark.parametrize("task", [t for t, e in TASKS.items() if e.variant in ("reverse", "shift1")
-                                  and BENCHMARKS[e.benchmark_key].name in ROWS_WITH_FEATURES])
+                                  and e.spec.name in ROWS_WITH_FEATURES])
 def test_variants_keep_ids_and_the_gold_option_text(task):
     entry = TASKS[task]
-    dataset = datasets.Dataset.from_list(*ROWS_WITH_FEATURES[BENCHMARKS[entry.benchmark_key].name]())
+    dataset = datasets.Dataset.from_list(*ROWS_WITH_FEATURES[entry.spec.name]())
     direct = {question_of(d).question_id: question_of(d) for d in prepare_docs(dataset, entry.base)}
     for doc in prepare_docs(dataset, task):
         shown, original = question_of(doc), direct[question_of(doc).question_id]

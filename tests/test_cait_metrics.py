@@ -1,4 +1,4 @@
-"""CAIT metrics and tables (postprocess.cait) over logs written with the task layer's own records.
+"""CAIT metrics and tables (postprocess.cait.metrics, postprocess.render.cait_tables) over logs written with the task layer's own records.
 
 Records are produced by the real CAIT adapter, answer balancing, variants and scoring, written as
 lmms-eval 0.7.3 sample logs (logfactory) and read back with ingest_logs, so every test goes through
@@ -14,18 +14,30 @@ import pandas as pd
 import pytest
 from logfactory import write_run
 
+from invscale_demo.fixtures import FIXTURE_SCENES
+from lmms_eval_tasks.benchmarks import BY_KEY
 from lmms_eval_tasks import cait
 from lmms_eval_tasks.question import Question
 from lmms_eval_tasks.scoring import Outcome, per_question_record, score
 from lmms_eval_tasks.variants import VARIANTS, apply_variant
 from model_configs import load_registry
-from postprocess import cait as metrics
-from postprocess.ingest import ingest_logs
-from postprocess.tables import to_markdown
+from postprocess.cait import metrics
+from postprocess.logs.ingest import ingest_logs
+from postprocess.render import cait_tables as render
+from postprocess.render.tables import to_markdown
 
 
 def markdown(tables) -> str:
     return "\n".join(to_markdown(t) for t in tables)
+
+
+def cait_tables(table: pd.DataFrame, models: pd.DataFrame, timing: pd.DataFrame | None = None,
+                reeval_items: pd.DataFrame | None = None) -> list:
+    return render.cait_tables(metrics.cait_numbers(table, models, timing, reeval_items))
+
+
+def run_timing(ingested) -> pd.DataFrame:
+    return metrics.run_timing(ingested.runs, ingested.run_tasks)
 
 QWEN_8B, QWEN_4B, GEMMA_4B, INTERN_8B = ("Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-4B-Instruct",
                                          "google/gemma-3-4b-it", "OpenGVLab/InternVL3_5-8B-Instruct")
@@ -38,11 +50,11 @@ UNSURE = "I am not sure which one."
 def scene_questions() -> list[Question]:
     """The 8 fixture scenes (2 per domain) as the CAIT task builds them: right answer at A for 4, B for 4."""
     questions = []
-    for i, (category, characteristic, verb, common, uncommon, style) in enumerate(cait.FIXTURE_SCENES):
+    for i, (category, characteristic, verb, common, uncommon, style) in enumerate(FIXTURE_SCENES):
         row = {"id": f"cait_{i:03d}", "category": category, "characteristic": characteristic, "verb": verb,
                "common_text": common, "uncommon_text": uncommon, "style": style,
                "gt_prompt": f"A detailed {style} picture: {uncommon}"}
-        questions.append(cait.cait(row, i, "test"))
+        questions.append(cait.cait(row, i, BY_KEY["CAIT:test"]))
     cait.balance_answer_positions(questions)
     return questions
 
@@ -247,7 +259,7 @@ def test_seconds_per_question_for_a_single_task_run(tmp_path):
     results = next(tmp_path.rglob("*_results.json"))
     write_timed_results(results, QWEN_8B, {"cait": (8, 8.0)}, elapsed=24.4)
     ingested = ingest(tmp_path)
-    timing = metrics.run_timing(ingested.runs)
+    timing = run_timing(ingested)
     record = row(timing, task="cait")
     assert record["seconds_per_question"] == pytest.approx(24.4 / 8) and not record["apportioned"]
     frame = metrics.mode_metrics(ingested.table, timing)
@@ -261,15 +273,15 @@ def test_seconds_per_question_apportioned_in_a_multi_task_run(tmp_path):
     # one generate pass over both tasks: 100 s; the CoT answers hold 9 of every 10 output tokens
     write_timed_results(results, QWEN_8B, {"cait": (8, 80.0), "cait_cot": (8, 720.0)}, elapsed=100.0)
     ingested = ingest(tmp_path)
-    timing = metrics.run_timing(ingested.runs).set_index("task")
+    timing = run_timing(ingested).set_index("task")
     assert timing.loc["cait", "task_elapsed_s"] == pytest.approx(10.0)
     assert timing.loc["cait_cot", "seconds_per_question"] == pytest.approx(90.0 / 8)
     assert timing["apportioned"].all() and "apportioned by output tokens (80 of 800)" in timing.loc["cait", "note"]
-    frame = metrics.mode_metrics(ingested.table, metrics.run_timing(ingested.runs))
+    frame = metrics.mode_metrics(ingested.table, run_timing(ingested))
     assert row(frame, variant="direct")["seconds_per_question"] == pytest.approx(1.25)
     assert row(frame, variant="cot")["time_apportioned"]
-    section = markdown(metrics.cait_tables(ingested.table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}),
-                                           timing=metrics.run_timing(ingested.runs)))
+    section = markdown(cait_tables(ingested.table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}),
+                                           timing=run_timing(ingested)))
     assert "1.250†" in section and "11.250†" in section
 
 
@@ -277,7 +289,7 @@ def test_runs_without_timing_leave_time_empty_and_say_why(tmp_path):
     write_cait_logs(tmp_path, {QWEN_8B: {"direct": right}})
     write_timed_results(next(tmp_path.rglob("*_results.json")), QWEN_8B, {"cait": (8, 8.0)}, elapsed=None)
     ingested = ingest(tmp_path)
-    timing = metrics.run_timing(ingested.runs)
+    timing = run_timing(ingested)
     assert math.isnan(row(timing, task="cait")["seconds_per_question"])
     per_mode = metrics.seconds_per_question(ingested.table, timing)
     assert "no throughput.total_elapsed_time" in row(per_mode, variant="direct")["timing_note"]
@@ -290,7 +302,7 @@ def test_rows_from_two_runs_sum_their_seconds_and_questions(tmp_path):
         task = json.loads(results.read_text())["configs"].popitem()[0]
         write_timed_results(results, QWEN_8B, {task: (8, 8.0)}, elapsed=seconds)
     ingested = ingest(tmp_path)
-    per_mode = metrics.seconds_per_question(ingested.table, metrics.run_timing(ingested.runs)).set_index("variant")
+    per_mode = metrics.seconds_per_question(ingested.table, run_timing(ingested)).set_index("variant")
     assert per_mode.loc["direct", "seconds_per_question"] == 2.0 and per_mode.loc["swap", "seconds_per_question"] == 5.0
 
 
@@ -310,7 +322,7 @@ def test_report_section_lays_out_the_paper_tables(tmp_path):
          "correct": bool(i % 2), "status": "answered"}
         for judge in ("judge-1", "judge-2") for model, source in (("Qwen3-VL-8B", "description"), (None, "gt_prompt"))
         for i in range(4)])
-    tables = {t.name: t for t in metrics.cait_tables(table, models, reeval_items=reeval_items)}
+    tables = {t.name: t for t in cait_tables(table, models, reeval_items=reeval_items)}
     assert list(tables) == ["cait_table03_main", "cait_table05_cot", "cait_table17_structured",
                             "cait_table07_structured_groups", "cait_table16_domains", "cait_table06_domain_groups",
                             "cait_table04_judges", "cait_position_bias"]
@@ -329,7 +341,7 @@ def test_report_section_lays_out_the_paper_tables(tmp_path):
 
 def test_models_missing_from_the_models_frame_are_listed_not_dropped(tmp_path):
     write_cait_logs(tmp_path, {QWEN_8B: {"direct": right}, GEMMA_4B: {"direct": right}})
-    tables = metrics.cait_tables(ingest(tmp_path).table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}))
+    tables = cait_tables(ingest(tmp_path).table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}))
     main = tables[0].frame
     assert main["Group"].tolist() == ["Instruct", metrics.UNGROUPED]
 
@@ -338,4 +350,4 @@ def test_no_cait_rows_make_no_section(tmp_path):
     from logfactory import make_records
 
     write_run(tmp_path, QWEN_8B, "mmmu_val", make_records([True, False]))
-    assert metrics.cait_tables(ingest(tmp_path).table, models_frame({})) == []
+    assert cait_tables(ingest(tmp_path).table, models_frame({})) == []

@@ -1,5 +1,5 @@
 """The pairwise flip analysis against flips known by construction and an independent pandas
-implementation (benchmarks/reference.py)."""
+implementation (perf/reference.py)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,21 @@ from analysis_factory import (
     models_frame,
     random_table,
 )
-from postprocess.compare import build_outcomes, compare, family_pairs, mcnemar_greater
+from postprocess.inverse_scaling.compare import build_outcomes, family_pairs, mcnemar_greater
+from postprocess.inverse_scaling.compare import compare as compare_table
+from postprocess.inverse_scaling.parameters import Parameters
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perf"))
 from reference import compare_reference  # noqa: E402
 
 KEY = ["family", "benchmark", "split", "subtask", "small", "large"]
+PAPER = Parameters()
+
+
+def compare(table: pd.DataFrame, models: pd.DataFrame, **thresholds) -> pd.DataFrame:
+    """The comparison at the paper's thresholds unless overridden."""
+    return compare_table(table, models, **{"variant": PAPER.variant, "min_n": PAPER.min_n, "min_net": PAPER.min_net,
+                                          **thresholds})
 
 
 def expected_from_blocks() -> pd.DataFrame:
@@ -170,6 +179,16 @@ def test_unknown_model_is_rejected():
 
 def test_mcnemar_without_discordant_questions_is_one():
     assert mcnemar_greater(np.array([0, 0]), np.array([0, 3])).tolist() == [1.0, 1.0]
+
+
+def test_a_family_whose_models_share_no_question_has_no_comparisons():
+    """Hypothesis once drew this shape (2 models, 5 questions, 1 subtask): both implementations return nothing."""
+    table, models = random_table(np.random.default_rng(0), 2, 5, 1)
+    first, second = models["model"]
+    table = table[(table["model"] == first) == table["question_id"].isin(["q0", "q1", "q2"])]
+    assert set(table.loc[table["model"] == second, "question_id"]) <= {"q3", "q4"}
+    assert compare(table, models, min_n=1).empty
+    assert compare_reference(table, models, min_n=1).empty
 
 
 @settings(max_examples=40, deadline=None)

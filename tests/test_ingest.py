@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from logfactory import make_record, make_records, sample_line, tiny_family_registry_dict, write_run
 
 from model_configs import Registry, load_registry
-from postprocess import cache, ingest
-from postprocess.ingest import PROBLEM_COLUMNS, RUNS_COLUMNS, TABLE_COLUMNS, UnresolvedModelError, ingest_logs
-from postprocess.quality import quality_summary
+from postprocess.logs import cache, ingest
+from postprocess.logs.ingest import PROBLEM_COLUMNS, RUNS_COLUMNS, TABLE_COLUMNS, UnresolvedModelError, ingest_logs
+from postprocess.logs.quality import quality_summary
 
 QWEN_2B, QWEN_8B = "Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-VL-8B-Instruct"
 
@@ -171,6 +171,15 @@ def test_record_response_wins_over_filtered_resps(tmp_path, registry, shape):
     write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", make_records([True]), resps_shape=shape)
     result = ingest_logs([tmp_path], registry)
     assert result.table["response"].tolist() == ["The answer is (A)."] and result.problems.empty
+
+
+def test_filtered_resps_wins_over_resps_when_they_differ(tmp_path, registry):
+    """lmms-eval's filters turn `resps` into `filtered_resps`: the filtered text is what was scored."""
+    line = sample_line(make_record(), 0, drop_response=True)
+    line["filtered_resps"], line["resps"] = ["B"], [["The answer is (B) because the square is red."]]
+    write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", [], extra_lines=[line])
+    result = ingest_logs([tmp_path], registry)
+    assert result.table["response"].tolist() == ["B"]
 
 
 def test_missing_response_without_resps_is_invalid(tmp_path, registry):

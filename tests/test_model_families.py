@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from launch.runner import lmms_eval_command, run_lmms_eval
-from launch.tiny_models import SIZES, ensure_model, is_qwen3_vl_moe_path
+from invscale_demo.tiny_models import SIZES, ensure_model, is_qwen3_vl_moe_path
 from lmms_eval_tasks.record import validate_record
 
 TEST_GEN_KWARGS = "max_new_tokens=4"  # random weights never stop by themselves

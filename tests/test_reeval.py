@@ -1,4 +1,4 @@
-"""CAIT LLM re-evaluation (postprocess.reeval) against a local server speaking the OpenAI and Anthropic
+"""CAIT LLM re-evaluation (postprocess.cait.reeval, through postprocess.judges) against a local server speaking the OpenAI and Anthropic
 wire formats (reeval_server.py), through the official clients: answers, the GT-prompt bound, caching,
 retries, crash and resume, rate limiting, and keys that never leave the environment."""
 
@@ -11,11 +11,13 @@ from reeval_server import JudgeServer
 from test_cait_metrics import GEMMA_4B, QWEN_8B, describes, ingest, scene_questions, write_cait_logs
 
 from model_configs import DEFAULT_REGISTRY_PATH
-from postprocess import reeval
+from postprocess.cait import reeval
+from postprocess.cait.metrics import GT_PROMPT_LABEL, reeval_by_judge
+from postprocess.cait.reeval import run_reeval
 from postprocess.cli import build_parser
+from postprocess.cli.cait import run_cait_reeval
 from postprocess.cli import main as cli_main
-from postprocess.cait import GT_PROMPT_LABEL, reeval_by_judge
-from postprocess.reeval import JudgeConfig, JudgeConfigError, JudgeError, load_judges, run_reeval
+from postprocess.judges import JudgeCache, JudgeConfig, JudgeConfigError, JudgeError, load_judges
 
 OPENAI_KEY, ANTHROPIC_KEY = "sk-test-openai-5f0c2b", "sk-ant-test-91d7e4"
 QUESTIONS = 8 * 2 + 8  # 8 scenes x 2 models, plus the 8 GT prompts
@@ -131,7 +133,8 @@ def test_a_second_run_is_served_from_the_cache(tmp_path, server, keys, table, mo
     assert len(server.requests) == asked
     assert second.calls["made"].tolist() == [0, 0] and second.calls["cached"].tolist() == [QUESTIONS, QUESTIONS]
     assert second.items.equals(first.items)
-    assert reeval.pending_calls(table, [judge(server)], tmp_path / "cache") == {"openai-judge": 0}
+    pending = reeval.pending_calls(table, [judge(server)], tmp_path / "cache")
+    assert {estimate.judge: estimate.calls for estimate in pending} == {"openai-judge": 0}
 
 
 def test_changed_generation_settings_are_not_served_from_the_cache(tmp_path, server, keys, table):
@@ -197,7 +200,7 @@ def test_a_line_cut_short_by_a_kill_is_asked_again(tmp_path, server, keys, table
     result = run_reeval(table, [judge(server)], tmp_path / "cache")
     assert result.calls.iloc[0][["made", "ignored_cache_lines"]].tolist() == [1, 1]
     assert len(server.requests) == QUESTIONS + 1
-    assert reeval.JudgeCache(path).ignored_lines == 1 and len(reeval.JudgeCache(path).answers) == QUESTIONS
+    assert JudgeCache(path).ignored_lines == 1 and len(JudgeCache(path).answers) == QUESTIONS
 
 
 def test_requests_respect_the_rate_limit(tmp_path, server, keys, table):
@@ -225,7 +228,7 @@ def test_keys_come_from_the_environment_and_are_never_written_or_logged(tmp_path
         " api_key_env: TEST_ANTHROPIC_KEY, requests_per_second: 1000}\n")
     args = build_parser().parse_args(["cait-reeval", "--logs", str(tmp_path / "logs"), "--judges", str(judges_file),
                                       "--out", str(tmp_path / "out")])
-    assert reeval.reeval_main(args) == 0
+    assert run_cait_reeval(args) == 0
     assert all(r.authorized for r in server.answered) and len(server.answered) == 2 * QUESTIONS
     output = capsys.readouterr()
     for secret in (OPENAI_KEY, ANTHROPIC_KEY):
@@ -238,7 +241,7 @@ def test_keys_come_from_the_environment_and_are_never_written_or_logged(tmp_path
                        "judge_cache"]
     assert GT_PROMPT_LABEL in (tmp_path / "out" / "cait_reeval.md").read_text()
     args.dry_run = True
-    assert reeval.reeval_main(args) == 0 and "oa: 0 call(s) to make" in capsys.readouterr().out
+    assert run_cait_reeval(args) == 0 and "oa: 0 call(s) to make" in capsys.readouterr().out
     # the report of these (CAIT-only) logs carries the judges' table
     assert cli_main(["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "report"),
                      "--reeval", str(tmp_path / "out")]) == 0
@@ -256,10 +259,11 @@ def test_a_missing_key_variable_is_named_before_any_judge_calls(tmp_path, server
 def test_one_failing_judge_stops_the_others(tmp_path, server, keys, table, monkeypatch):
     monkeypatch.setenv("TEST_BAD_KEY", "sk-not-accepted")
     server.answer = lambda prompt: (time.sleep(0.02), "A")[1]  # slow enough for the failure to land mid-run
+    server.reject_after_answers = 2  # the bad key's 401 arrives after the healthy judge's second answer
     judges = [judge(server, "openai"), judge(server, "anthropic", api_key_env="TEST_BAD_KEY")]
     with pytest.raises(JudgeError, match=r"judge 'anthropic-judge': request failed \(401\)"):
         run_reeval(table, judges, tmp_path / "cache")
-    assert 0 < len(server.answered) < QUESTIONS  # the healthy judge stopped early
+    assert 2 <= len(server.answered) < QUESTIONS  # the healthy judge stopped early
     assert len(cache_lines(tmp_path / "cache", "openai-judge")) == len(server.answered)  # and kept its answers
 
 

@@ -14,7 +14,11 @@ import yaml
 from analysis_factory import EXPECTED_CASES, EXPECTED_ELIGIBLE, constructed_table, models_frame
 from logfactory import make_record, write_run
 from postprocess.cli import main
-from postprocess.pipeline import CASE_COLUMNS, run_analysis, write_outputs
+from postprocess.inverse_scaling.analysis import CASE_COLUMNS
+from postprocess.inverse_scaling.analysis import run_analysis as run_analysis_with
+from postprocess.inverse_scaling.parameters import Parameters
+from postprocess.render.figures import figure_subtasks
+from postprocess.render.outputs import write_outputs
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -22,6 +26,11 @@ SUMMARY_INTS = [
     "eligible_comparisons", "cases", "significant_uncorrected", "significant_bh_cases", "significant_bh_all",
     "dense_only_cases", "twofold_total_cases", "twofold_active_cases", "adjacent_cases", "same_encoder_tier_cases",
 ]  # fmt: skip
+
+
+def run_analysis(table: pd.DataFrame, models: pd.DataFrame, **overrides):
+    """The analysis at the paper's parameters unless overridden."""
+    return run_analysis_with(table, models, Parameters(**overrides))
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +150,7 @@ def test_cli_end_to_end(tmp_path, capsys):
 @pytest.mark.parametrize("thresholds", [{"min_net": 1000}, {"min_n": 1000}])
 def test_outputs_without_cases(tmp_path, thresholds):
     analysis = run_analysis(constructed_table(with_controls=True), models_frame(), **thresholds)
-    paths = write_outputs(analysis, tmp_path)
+    paths = write_outputs(analysis, tmp_path, quality=None)
     assert analysis.summary["cases"] == 0 and not analysis.controls
     assert len(pd.read_csv(paths["cases"])) == 0
     assert paths["report_html"].read_text().count("data:image/png;base64,") == 2
@@ -149,10 +158,11 @@ def test_outputs_without_cases(tmp_path, thresholds):
 
 def test_chosen_figure_subtasks(tmp_path):
     chosen = [("MME", "test", "Scene"), ("MMMU", "dev_val", "Art")]
-    analysis = run_analysis(constructed_table(), models_frame(), figure_subtasks=chosen)
-    assert list(analysis.figure1_subtasks.itertuples(index=False, name=None)) == chosen
+    analysis = run_analysis(constructed_table(), models_frame())
+    figure1, _ = figure_subtasks(analysis.replication, analysis.subtask_accuracy, chosen)
+    assert list(figure1.itertuples(index=False, name=None)) == chosen
     with pytest.raises(ValueError, match="not in the table"):
-        run_analysis(constructed_table(), models_frame(), figure_subtasks=[("MME", "test", "Nope")])
+        figure_subtasks(analysis.replication, analysis.subtask_accuracy, [("MME", "test", "Nope")])
 
 
 def test_cli_rejects_unusable_input(tmp_path, capsys):

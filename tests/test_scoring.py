@@ -165,6 +165,8 @@ def test_shift_moves_each_option_k_places():
 def test_shift_variants_take_only_four_option_questions():
     assert takes_part(VARIANTS["shift2"], question())
     assert not takes_part(VARIANTS["shift2"], question(options=["x", "y"], gold="A"))
+    for n in (5, 9):  # a cyclic shift mod 4 has no meaning for them: they must not leak into the task
+        assert not takes_part(VARIANTS["shift1"], question(options=[f"o{i}" for i in range(n)], gold="A"))
     assert takes_part(VARIANTS["reverse"], question(options=["x", "y"], gold="A"))
 
 

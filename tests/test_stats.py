@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
 from analysis_factory import constructed_table, models_frame
-from postprocess.compare import compare
-from postprocess.stats import add_significance, benjamini_hochberg
+from postprocess.inverse_scaling.compare import compare
+from postprocess.inverse_scaling.stats import add_significance, benjamini_hochberg
 
 
 def textbook_bh(p: np.ndarray, fdr: float) -> tuple[np.ndarray, np.ndarray]:
@@ -46,13 +46,13 @@ def test_bh_agrees_with_statsmodels_and_the_textbook_procedure(p, fdr):
 
 
 def test_empty_input():
-    reject, q = benjamini_hochberg(np.array([]))
+    reject, q = benjamini_hochberg(np.array([]), 0.05)
     assert reject.shape == q.shape == (0,)
 
 
 @pytest.fixture(scope="module")
 def significance():
-    return add_significance(compare(constructed_table(), models_frame()), fdr=0.05)
+    return add_significance(compare(constructed_table(), models_frame(), variant="direct", min_n=20, min_net=5), fdr=0.05)
 
 
 def test_corrections_cover_their_own_families(significance):

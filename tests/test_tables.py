@@ -21,17 +21,30 @@ from analysis_factory import (
     constructed_table,
     models_frame,
 )
-from postprocess.cases import net_bins
-from postprocess.pipeline import CASE_COLUMNS, UnusableInput, run_analysis
-from postprocess.tables import Table, to_latex, to_markdown
+from postprocess.inverse_scaling.analysis import CASE_COLUMNS, UnusableInput
+from postprocess.inverse_scaling.analysis import run_analysis as run_analysis_with
+from postprocess.inverse_scaling.cases import net_bins, restriction_summary
+from postprocess.inverse_scaling.parameters import Parameters
+from postprocess.render.paper_tables import inverse_scaling_tables, net_bin_label
+from postprocess.render.tables import Table, to_latex, to_markdown
 
 GOLDEN = Path(__file__).with_name("golden")
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 
+def run_analysis(table: pd.DataFrame, models: pd.DataFrame, **overrides):
+    """The analysis at the paper's parameters unless overridden."""
+    return run_analysis_with(table, models, Parameters(**overrides))
+
+
 @pytest.fixture(scope="module")
 def analysis():
     return run_analysis(constructed_table(with_controls=True, categorical=True), models_frame())
+
+
+@pytest.fixture(scope="module")
+def tables(analysis):
+    return inverse_scaling_tables(analysis)
 
 
 def cell(table: Table, row_label: str, column: str) -> object:
@@ -76,29 +89,29 @@ def test_cases_are_sorted_by_net_then_accuracy_gap(analysis):
     )
 
 
-def test_table2_pools_mmmu_splits(analysis):
-    table = analysis.tables["table02_cases_by_family"]
+def test_table2_pools_mmmu_splits(analysis, tables):
+    table = tables["table02_cases_by_family"]
     assert list(table.frame["Dataset"]) == ["MMMU (dev_val+test)", "MME", "BLINK", "Total"]
     assert cell(table, "BLINK", "Alpha") == "7/12"  # Jigsaw 4 + Counting 3 over 6 + 6 eligible
     assert cell(table, "MMMU (dev_val+test)", "Alpha") == "4/12"
     assert cell(table, "Total", "Total") == f"{EXPECTED_CASES}/{EXPECTED_ELIGIBLE}"
-    dense = analysis.tables["table04_dense_only"]
+    dense = tables["table04_dense_only"]
     assert cell(dense, "Total", "Total") == EXPECTED_RESTRICTED["dense_only"]
 
 
-def test_significance_bins(analysis):
-    assert [label for _, _, label in net_bins(5)] == ["5–7", "8–10", "11–15", "16–20", "≥21"]
-    assert [label for _, _, label in net_bins(10)] == ["10", "11–15", "16–20", "≥21"]
-    table = analysis.tables["table35_significance_by_net"].frame
+def test_significance_bins(analysis, tables):
+    assert [net_bin_label(*bin) for bin in net_bins(5)] == ["5–7", "8–10", "11–15", "16–20", "≥21"]
+    assert [net_bin_label(*bin) for bin in net_bins(10)] == ["10", "11–15", "16–20", "≥21"]
+    table = tables["table35_significance_by_net"].frame
     assert table["Cases"].tolist() == [11, 7, 0, 2, 0, EXPECTED_CASES]
 
 
-def test_replication_tables(analysis):
-    replicated = analysis.tables["table36_replicated"].frame
+def test_replication_tables(analysis, tables):
+    replicated = tables["table36_replicated"].frame
     assert replicated[["Dataset", "Subtask", "Families", "Max Net", "Cases"]].values.tolist() == [
         ["BLINK", "Jigsaw", 3, 8, 7]
     ]
-    two = analysis.tables["table37_two_families"].frame
+    two = tables["table37_two_families"].frame
     assert two[["Dataset", "Subtask", "Family names", "Max Net"]].values.tolist() == [
         ["MMMU test", "Art", "Alpha, Gamma", 20],  # ties on Max Net: more cases first
         ["MMMU dev_val", "Art", "Alpha, Beta", 20],
@@ -106,21 +119,32 @@ def test_replication_tables(analysis):
     ]
 
 
-def test_thresholds_table(analysis):
-    frame = analysis.tables["table38_thresholds"].frame.set_index("Net threshold")
+def test_thresholds_table(analysis, tables):
+    frame = tables["table38_thresholds"].frame.set_index("Net threshold")
     assert frame.loc["Pairwise cases"].tolist() == [20, 2, 2, 2, 0, 0]
     assert frame.loc["Cross-family (≥3 families)"].tolist() == [1, 0, 0, 0, 0, 0]
 
 
-def test_restrictions_table(analysis):
-    frame = analysis.tables["table42_restrictions"].frame.set_index("Pairs kept")
+def test_restrictions_table(analysis, tables):
+    frame = tables["table42_restrictions"].frame.set_index("Pairs kept")
     assert frame.loc["All pairs", "Cases"] == EXPECTED_CASES
     assert frame.loc["Active parameters ≥ 2×", "Cases"] == EXPECTED_RESTRICTED["twofold_active"]
     # Gamma's larger model wins all 40 Scene questions; Alpha's zig-zag gives Net -20 three times.
     assert frame.loc["All pairs", "Larger ahead"] == "4 (8.0%)"
 
 
-def test_cot_control(analysis):
+def test_larger_ahead_counts_net_exactly_minus_min_net():
+    """Both thresholds are inclusive: Net = -min_net is "larger ahead" as Net = min_net is a case."""
+    nets = [-6, -5, -4, 4, 5]
+    comparisons = pd.DataFrame({
+        "net": nets, "eligible": True, "case": [n >= 5 for n in nets], "group": range(len(nets)), "family_index": 0,
+        "bh_larger_all": False, **{flag: True for flag in ("twofold_total", "twofold_active", "dense",
+                                                          "same_encoder_tier", "adjacent", "extreme")}})
+    summary = restriction_summary(comparisons, min_net=5).set_index("restriction")
+    assert summary.loc["all", "larger_ahead"] == 2 and summary.loc["all", "cases"] == 1
+
+
+def test_cot_control(analysis, tables):
     cot = analysis.controls["cot"].set_index(["family", "small", "large"])
     assert len(cot) == 7  # the Jigsaw cases; the others have no CoT rows
     alpha = cot.loc[("Alpha", "A-1B", "A-16B-A2B")]
@@ -131,13 +155,13 @@ def test_cot_control(analysis):
     summary = analysis.summary["cot"]
     assert (summary["persist"], summary["dissolve"], summary["reverse"]) == (2, 4, 1)
     assert summary["recovery_percent"] == pytest.approx(100 * 26 / 60, abs=0.01)
-    by_family = analysis.tables["table45_cot_by_family"].frame.set_index("Family")
+    by_family = tables["table45_cot_by_family"].frame.set_index("Family")
     assert by_family.loc["All", "Recovery"] == "43.3%"
     assert by_family.loc["Alpha", "Median Net CoT"] == "+3"
 
 
-def test_option_order_control(analysis):
-    table = analysis.tables["table43_option_order"].frame
+def test_option_order_control(analysis, tables):
+    table = tables["table43_option_order"].frame
     assert set(table["Family"]) == {"Alpha"}
     first = table[table["Pair"] == "1B vs. 16B-A2B"]
     assert first[["Ordering", "FI", "FN", "Net"]].values.tolist() == [["direct", 10, 2, "+8"], ["reverse", 8, 2, "+6"]]
@@ -146,12 +170,12 @@ def test_option_order_control(analysis):
 def test_controls_absent_without_their_variants():
     analysis = run_analysis(constructed_table(), models_frame())
     assert not analysis.controls
-    assert not {"table43_option_order", "table45_cot_by_family"} & set(analysis.tables)
+    assert not {"table43_option_order", "table45_cot_by_family"} & set(inverse_scaling_tables(analysis))
     assert "cot" not in analysis.summary
 
 
-def test_accuracy_tables_flag_best_and_largest(analysis):
-    table = analysis.tables["appendixB_accuracy_alpha"]
+def test_accuracy_tables_flag_best_and_largest(analysis, tables):
+    table = tables["appendixB_accuracy_alpha"]
     assert list(table.frame.columns) == ["Dataset", "1B", "4B", "16B-A2B", "24B"]
     blink = table.frame["Dataset"] == "BLINK"
     assert table.frame.loc[blink, "1B"].item() == pytest.approx(100 * 57 / 64, abs=0.05)  # 25 + 24 + 8 right of 64
@@ -178,15 +202,15 @@ def test_rendering_escapes_and_marks():
     assert r"x\|y" in markdown and "**12.3**" in markdown and "| 7.0 " in markdown
 
 
-def _golden_texts(analysis) -> dict[str, str]:
-    texts = {f"{name}.md": to_markdown(table) for name, table in analysis.tables.items()}
+def _golden_texts(analysis, tables) -> dict[str, str]:
+    texts = {f"{name}.md": to_markdown(table) for name, table in tables.items()}
     texts["cases.csv"] = analysis.cases[CASE_COLUMNS].to_csv(index=False, float_format="%.6g")
     texts["summary.json"] = json.dumps(analysis.summary, indent=2, default=str) + "\n"
     return texts
 
 
-def test_golden_files(analysis):
-    texts = _golden_texts(analysis)
+def test_golden_files(analysis, tables):
+    texts = _golden_texts(analysis, tables)
     if UPDATE:
         GOLDEN.mkdir(exist_ok=True)
         for stale in GOLDEN.iterdir():

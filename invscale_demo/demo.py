@@ -1,0 +1,126 @@
+"""The embedded default: the whole pipeline on a laptop, offline, in minutes.
+
+  python -m invscale_demo [--out runs/demo] [--fresh]
+
+1. writes the bundled fixtures (the nine benchmark splits at demo scale, and a CAIT folder) and a
+   task folder reading them;
+2. builds tiny random-weight models of two families, Qwen3-VL (three dense sizes and a MoE) and
+   Molmo 2 (three sizes), registered in OUT/demo_models.yaml as the families "Tiny Qwen3-VL" and
+   "Tiny Molmo 2" with their real parameter counts (total and, for the MoE, active);
+3. runs the real lmms-eval CLI per model: the nine base tasks, their reversed-option variant, and the
+   CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap);
+4. runs `postprocess report` over the logs and prints where the report is.
+
+The tiny models answer one token (their answers are chance-level by construction; see
+invscale_demo/tiny_models.py), so the cases the report finds are chance and position-bias flips: the point is
+the pipeline, not the findings. Fixtures are small, so the report uses --min-n 10 instead of 20.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from lmms_eval_tasks.catalog import GROUPS, TASKS
+from launch.runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
+from lmms_eval_tasks.install import export_tasks
+
+from .fixtures import write_fixtures
+from .tiny_models import ensure_model
+
+# family -> (lmms-eval model, [(size label, tiny size, seed)]). lmms-eval's qwen3_vl wrapper loads the MoE
+# class when the path matches A\d+B, so the MoE's label carries one.
+FAMILIES = {
+    "Tiny Qwen3-VL": ("qwen3_vl", [("S", "small", 0), ("M", "medium", 1), ("L", "large", 2), ("L-MoE-A1B", "large", 3)]),
+    "Tiny Molmo 2": ("molmo2", [("S", "small", 4), ("M", "medium", 5), ("L", "large", 6)]),
+}
+BATCH_SIZE = 8
+DEMO_TASKS = GROUPS["invscale"] + GROUPS["invscale_reverse"] + ["cait", "cait_swap", "cait_describe"]
+FIXTURE_SCALE = 12  # enough questions per subtask for comparisons at --min-n 10
+DEMO_GEN_KWARGS = "max_new_tokens=1"  # tiny models answer one token; real runs use the tasks' 2048
+REPORT_OPTIONS = ["--min-n", "10"]
+
+
+def model_key(family: str, label: str) -> str:
+    return f"{family.replace(' ', '-')}-{label}"
+
+
+def parameter_counts(path: Path) -> tuple[int, int]:
+    """(total, active) parameters; a MoE layer activates num_experts_per_tok of its num_experts experts."""
+    import torch
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(path)
+    with torch.device("meta"):  # count without allocating
+        model = transformers.AutoModelForImageTextToText.from_config(config)
+    total = sum(p.numel() for p in model.parameters())
+    text = config.get_text_config()
+    experts = getattr(text, "num_experts", None)
+    if not experts:
+        return total, total
+    expert_params = sum(p.numel() for name, p in model.named_parameters() if ".experts." in name)
+    return total, total - round(expert_params * (1 - text.num_experts_per_tok / experts))
+
+
+def build_models(out: Path) -> tuple[list[tuple[str, str, Path]], Path]:
+    """Build (or reuse) every demo model; write the registry YAML that names them."""
+    built, entries = [], []
+    for family, (wrapper, sizes) in FAMILIES.items():
+        for label, size, seed in sizes:
+            key = model_key(family, label)
+            path = ensure_model(out / "models" / key, wrapper, size, seed=seed)
+            total, active = parameter_counts(path)
+            built.append((key, wrapper, path))
+            entries.append({"key": key, "hf_id": f"local/{key}", "family": family, "size": label,
+                            "total_params": total, "active_params": active, "moe": active < total,
+                            "encoder_tier": f"{family} encoder", "lmms_eval_model": wrapper})
+    registry = out / "demo_models.yaml"
+    registry.write_text(yaml.safe_dump({"families": list(FAMILIES), "models": entries}, sort_keys=False))
+    return built, registry
+
+
+def run_demo(out: Path) -> Path:
+    out = out.resolve()
+    tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures", scale=FIXTURE_SCALE))
+    models, registry = build_models(out)
+    expected = [t for t in DEMO_TASKS if t in TASKS]
+    for key, wrapper, path in models:
+        logs = out / "logs" / key
+        results, samples = find_outputs(logs, expected)
+        if results is not None and len(samples) == len(expected):
+            print(f"[demo] {key}: complete run found, kept ({results.parent})")
+            continue
+        command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", DEMO_TASKS, logs,
+                                    include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu", batch_size=BATCH_SIZE)
+        run = run_lmms_eval(command, logs, expected, logs / "lmms_eval.log")
+        print(f"[demo] {key}: {len(expected)} tasks in {run.seconds:.0f} s -> {run.results.parent}")
+    report = out / "report"
+    subprocess.run([sys.executable, "-m", "postprocess", "report", "--logs", str(out / "logs"), "--out", str(report),
+                    "--extra-models", str(registry), "--cache-dir", str(out / "cache"), *REPORT_OPTIONS],
+                   check=True, env={**os.environ, **OFFLINE_ENV})
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("runs/demo"))
+    parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
+    args = parser.parse_args(argv)
+    if args.fresh and args.out.exists():
+        shutil.rmtree(args.out)
+    started = time.time()
+    report = run_demo(args.out)
+    print(f"\n[demo] done in {time.time() - started:.0f} s")
+    print(f"  lmms-eval logs: {args.out.resolve() / 'logs'}")
+    print(f"  report:         {report / 'report.html'} (and report.md, tables/, figures/)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Command line: parses the options, builds the parameters and calls the stages. Nothing outside this
+package imports it.
+
+  python -m postprocess report --logs DIR [DIR ...] --out OUT [options]
+      reads lmms-eval logs (through the Parquet cache when --cache-dir is given), runs the
+      inverse-scaling analysis on the benchmark rows, adds the CAIT section when CAIT rows are
+      present (with the judges' re-evaluation when --reeval points at a cait-reeval output), and
+      writes every output under OUT.
+  python -m postprocess cait-reeval --logs DIR [DIR ...] --judges judges.yaml --out OUT [options]
+      LLM re-evaluation of CAIT from the models' descriptions (postprocess/cait/reeval.py).
+  python -m postprocess human-export | human-import | human-stats ...
+      human annotation through Label Studio (postprocess/human/).
+
+Exits 2 with a one-line reason on unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from postprocess.cli import cait, human, report
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m postprocess", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for module in (report, cait, human):
+        module.add(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, FileNotFoundError, argparse.ArgumentTypeError) as error:
+        # UnusableInput, UnresolvedModelError, RegistryError and JudgeConfigError are ValueErrors with a readable message.
+        print(f"error: {error}", file=sys.stderr)
+        return 2

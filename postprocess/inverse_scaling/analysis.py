@@ -1,0 +1,245 @@
+"""The inverse-scaling analysis: per-question table -> comparisons -> cases -> statistics, as numbers.
+
+    analysis = run_analysis(table, models, Parameters(...))   # pure: frames of numbers and a summary
+
+Its presentation (paper tables, figures, report, files) is postprocess/render/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+
+from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls
+from postprocess.inverse_scaling.compare import (
+    OUTCOME_COLUMNS,
+    Outcomes,
+    build_outcomes,
+    compare_pairs,
+    family_order_models,
+    family_pairs,
+)
+from postprocess.inverse_scaling.parameters import COT_VARIANT, REPLICATION_FAMILIES, Parameters
+from postprocess.inverse_scaling.stats import add_significance
+from postprocess.order import family_order
+
+CASE_COLUMNS = [
+    "family", "benchmark", "split", "subtask", "small", "large", "n", "flip_inv", "flip_norm", "net",
+    "acc_small", "acc_large", "acc_delta", "p_value", "bh_cases", "bh_all",
+]  # fmt: skip
+MODEL_COLUMNS = ["model", "family", "size", "total_params", "active_params", "moe", "encoder_tier"]
+# Per-question columns the analysis reads (a cache loader may read only these).
+ANALYSIS_COLUMNS = OUTCOME_COLUMNS
+# Tables 2, 4, 40, 41 and the adjacent-sizes table count cases by family under these pair restrictions.
+BY_FAMILY_RESTRICTIONS = ("all", "dense_only", "twofold_total", "twofold_active", "adjacent")
+
+
+class UnusableInput(ValueError):
+    """The input cannot support the analysis (no runs, no comparable pair, ...)."""
+
+
+@dataclass
+class Analysis:
+    parameters: Parameters
+    models: pd.DataFrame  # the models analysed, family then size order
+    comparisons: pd.DataFrame  # every pair x subtask with n > 0, with eligible/case and BH columns
+    cases: pd.DataFrame  # sorted by Net desc, then acc_delta desc
+    subtask_accuracy: pd.DataFrame
+    split_accuracy: pd.DataFrame
+    by_family: dict[str, pd.DataFrame]  # restriction -> cases_by_family numbers
+    replication: pd.DataFrame  # subtask-dataset pairs with cases, all pairs
+    dense_replication: pd.DataFrame  # the same over dense-only cases
+    significance: pd.DataFrame  # Table 35's numbers
+    thresholds: pd.DataFrame  # Table 38's numbers
+    restrictions: pd.DataFrame  # Table 42's numbers
+    encoder_tiers: pd.DataFrame  # Appendix K's numbers
+    extremes: pd.DataFrame  # smallest vs. largest per family
+    shapes: pd.DataFrame  # accuracy-curve shape per family-subtask pair with a case
+    shape_counts: pd.DataFrame
+    summary: dict
+    controls: dict[str, pd.DataFrame] = field(default_factory=dict)  # variant -> per-case control stats
+    cot_by_family: pd.DataFrame | None = None  # Table 45's numbers
+    cot_by_dataset: pd.DataFrame | None = None  # Table 46's numbers
+    option_order: pd.DataFrame | None = None  # Table 43's numbers
+
+    @property
+    def families(self) -> list[str]:
+        return family_order(self.models)
+
+
+def percent(part: int, whole: int) -> float | None:
+    """100 * part / whole; None when there is no whole (nothing to take a share of)."""
+    return 100.0 * part / whole if whole else None
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def _replicated_list(rows: pd.DataFrame) -> list[dict]:
+    return [
+        {
+            "benchmark": r.benchmark,
+            "split": r.split,
+            "subtask": r.subtask,
+            "families": list(r.families),
+            "max_net": int(r.max_net),
+            "cases": int(r.cases),
+        }
+        for r in rows.itertuples(index=False)
+    ]
+
+
+def _check_models(models: pd.DataFrame) -> None:
+    missing = [c for c in MODEL_COLUMNS if c not in models.columns]
+    if missing:
+        raise UnusableInput(f"models frame lacks columns {missing}")
+
+
+def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) -> Analysis:
+    """Run every stage on the per-question table (columns ANALYSIS_COLUMNS at least) and the models
+    frame (MODEL_COLUMNS, optionally family_rank). Raises UnusableInput when nothing can be compared."""
+    _check_models(models)
+    if table.empty:
+        raise UnusableInput("the per-question table is empty: no runs were found")
+    ordered = family_order_models(models)
+    try:
+        outcomes = build_outcomes(table, list(ordered["model"]))
+    except ValueError as error:
+        raise UnusableInput(str(error)) from error
+    variant = params.variant
+    if variant not in outcomes.variants:
+        raise UnusableInput(f"no rows of variant {variant!r} (variants present: {', '.join(outcomes.variants)})")
+    present = ordered[ordered["model"].isin(outcomes.models_with_answers(variant))].reset_index(drop=True)
+    comparisons = compare_pairs(outcomes, family_pairs(present), variant=variant, min_n=params.min_n,
+                                min_net=params.min_net)
+    if comparisons.empty:
+        raise UnusableInput(
+            "no comparable pairs: no two models of one family answered a common question with known gold "
+            f"(models with answers: {', '.join(present['model']) or 'none'})"
+        )
+
+    comparisons = add_significance(comparisons, params.fdr)
+    cases = case_numbers.cases_of(comparisons)
+    families = family_order(present)
+    subtask_accuracy = accuracy.accuracy_by_subtask(outcomes, variant)
+    replication = case_numbers.replication(cases)
+    restrictions = case_numbers.restriction_summary(comparisons, params.min_net)
+    shapes = case_numbers.curve_shapes(cases, subtask_accuracy, present)
+    analysis = Analysis(
+        parameters=params,
+        models=present,
+        comparisons=comparisons,
+        cases=cases,
+        subtask_accuracy=subtask_accuracy,
+        split_accuracy=accuracy.accuracy_by_split(subtask_accuracy),
+        by_family={restriction: case_numbers.cases_by_family(case_numbers.restrict(comparisons, restriction),
+                                                             families) for restriction in BY_FAMILY_RESTRICTIONS},
+        replication=replication,
+        dense_replication=case_numbers.replication(cases[cases["dense"]]),
+        significance=case_numbers.significance_by_net(cases, params.min_net, params.alpha),
+        thresholds=case_numbers.threshold_counts(comparisons, params.thresholds),
+        restrictions=restrictions,
+        encoder_tiers=case_numbers.encoder_tiers(cases, families),
+        extremes=case_numbers.extremes(comparisons, params.min_net),
+        shapes=shapes,
+        shape_counts=case_numbers.shape_counts(shapes, families),
+        summary={},
+    )
+    _add_controls(analysis, outcomes)
+    analysis.summary = {
+        "parameters": asdict(params),
+        "models": len(present),
+        "families": families,
+        "questions": int(len(outcomes.question_group)),
+        "rows": int(len(table)),
+        "variants": list(outcomes.variants),
+        **_case_summary(analysis),
+        **_control_summary(analysis),
+    }
+    return analysis
+
+
+def _case_summary(analysis: Analysis) -> dict:
+    comparisons, cases, params = analysis.comparisons, analysis.cases, analysis.parameters
+    counted = comparisons[comparisons["eligible"]]
+    by_restriction = analysis.restrictions.set_index("restriction")
+    replicated_rows = analysis.replication[analysis.replication["n_families"] >= REPLICATION_FAMILIES]
+    # As in the paper, a two-model family's only pair is not a "largest size gap" comparison.
+    extremes = case_numbers.restrict(counted, "extreme")
+    extremes = extremes[extremes["family_models"] > 2]
+    shapes = analysis.shapes
+    nonmonotonic = int((shapes["shape"] == "non-monotonic").sum())
+    summary = {
+        "eligible_comparisons": len(counted),
+        "cases": len(cases),
+        "case_rate_percent": _rounded(percent(len(cases), len(counted))),
+        "significant_uncorrected": int((cases["p_value"] < params.alpha).sum()),
+        "significant_bh_cases": int(cases["bh_cases"].sum()),
+        "significant_bh_all": int(cases["bh_all"].sum()),
+        "subtask_dataset_pairs": len(analysis.replication),
+        "family_subtask_pairs": len(shapes),
+        "replicated_subtasks": _replicated_list(replicated_rows),
+        "two_family_subtasks": int((analysis.replication["n_families"] == 2).sum()),
+        "larger_ahead_share_percent": _rounded(percent(int((counted["net"] < 0).sum()), len(counted))),
+        "larger_ahead_by_min_net": int(by_restriction.loc["all", "larger_ahead"]),
+        "larger_ahead_significant_bh": int(by_restriction.loc["all", "larger_ahead_bh"]),
+        "nonmonotonic_family_subtasks": nonmonotonic,
+        "nonmonotonic_share_percent": _rounded(percent(nonmonotonic, len(shapes))),
+        "smallest_vs_largest_comparisons": len(extremes),
+        "smallest_vs_largest_cases": int(extremes["case"].sum()),
+    }
+    for restriction in ("dense_only", "twofold_total", "twofold_active", "adjacent", "same_encoder_tier"):
+        row = by_restriction.loc[restriction]
+        for column in ("cases", "comparisons", "subtask_pairs", "replicated"):
+            summary[f"{restriction}_{column}"] = int(row[column])
+    return summary
+
+
+def _add_controls(analysis: Analysis, outcomes: Outcomes) -> None:
+    """CoT and option-order controls for the variants the logs hold besides the analysed one."""
+    params, cases = analysis.parameters, analysis.cases
+    if cases.empty:
+        return
+    for other in (v for v in outcomes.variants if v != params.variant):
+        flips = controls.control_flips(outcomes, cases, base_variant=params.variant, variant=other)
+        if len(flips):
+            analysis.controls[other] = flips
+    if COT_VARIANT in analysis.controls:
+        cot = controls.cot_outcomes(analysis.controls[COT_VARIANT], cases, min_net=params.min_net, fdr=params.fdr)
+        analysis.controls[COT_VARIANT] = cot
+        analysis.cot_by_family = controls.cot_summary(cot, ["family"], order=analysis.families)
+        analysis.cot_by_dataset = controls.cot_summary(cot, ["benchmark", "split"])
+    orderings = {v: f for v, f in analysis.controls.items() if v != COT_VARIANT}
+    if orderings:
+        analysis.option_order = controls.option_order_runs(cases, orderings, params.variant)
+
+
+def _control_summary(analysis: Analysis) -> dict:
+    summary = {}
+    if COT_VARIANT in analysis.controls:
+        cot = analysis.controls[COT_VARIANT]
+        lost = int(cot["base_flip_inv"].sum())
+        summary["cot"] = {
+            "cases_covered": len(cot),
+            "persist": int((cot["outcome"] == "persist").sum()),
+            "dissolve": int((cot["outcome"] == "dissolve").sum()),
+            "reverse": int((cot["outcome"] == "reverse").sum()),
+            "median_net_direct": float(cot["base_net"].median()),
+            "median_net_cot": float(cot["net"].median()),
+            "larger_lost_direct": lost,
+            "larger_recovered_cot": int(cot["recovered"].sum()),
+            "recovery_percent": _rounded(percent(int(cot["recovered"].sum()), lost)),
+            "smaller_accuracy_decreased": int((cot["acc_small"] < cot["base_acc_small"]).sum()),
+            "significant_bh_cot": int(cot["bh_cot"].sum()),
+        }
+    if analysis.option_order is not None:
+        runs = pd.concat([f for v, f in analysis.controls.items() if v != COT_VARIANT])
+        summary["option_order"] = {
+            "variants": [v for v in analysis.controls if v != COT_VARIANT],
+            "cases_covered": int(len(runs[case_numbers.CASE_KEY].drop_duplicates())),
+            "runs": len(runs),
+            "runs_with_positive_net": int((runs["net"] > 0).sum()),
+        }
+    return summary

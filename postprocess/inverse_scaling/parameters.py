@@ -1,0 +1,24 @@
+"""The analysis parameters: the paper's thresholds, as defaults in this one place.
+
+The CLI builds a Parameters from its options (its defaults are these) and passes it whole; no function
+below it carries a default threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REPLICATION_FAMILIES = 3  # Section 5.4: a subtask-dataset pair recurring in >= 3 families is "replicated"
+NET_BIN_EDGES = (5, 8, 11, 16, 21)  # Table 35's Net ranges: 5-7, 8-10, 11-15, 16-20, >=21
+COT_VARIANT = "cot"  # the variant read as the chain-of-thought control (Appendix L)
+
+
+@dataclass(frozen=True)
+class Parameters:
+    min_n: int = 20  # shared questions for an eligible comparison (Section 3)
+    min_net: int = 5  # Net for a case (Section 4)
+    fdr: float = 0.05  # Benjamini-Hochberg false discovery rate (Appendix D)
+    alpha: float = 0.05  # uncorrected significance level
+    variant: str = "direct"  # the prompt variant analysed
+    top_k: int = 10  # Table 3's rows
+    thresholds: tuple[int, ...] = (5, 10, 15, 20, 25, 30)  # Table 38's Net thresholds

@@ -1,0 +1,186 @@
+"""One LLM judge endpoint through the official clients: OpenAI-compatible chat completions or Anthropic
+messages, text and images, with our retries and rate limit.
+
+The official clients are created with max_retries=0 and retried here with exponential backoff on
+408/409/429/5xx and connection errors (a Retry-After header wins), so both providers behave the same and
+the behaviour is testable. Keys come from the environment variable the judge names and never appear in
+an error message, a log line or a file. The clients are imported when a JudgeClient is made, so code that
+only reads judged results never pays for importing them.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from postprocess.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest
+
+log = logging.getLogger(__name__)
+
+NO_KEY = "EMPTY"  # sent to servers that need no key (vLLM's convention)
+RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+
+
+class RateLimiter:
+    """At most `per_second` starts per second, shared by a judge's threads."""
+
+    def __init__(self, per_second: float):
+        self.interval = 1.0 / per_second
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        time.sleep(start - now)
+
+
+def image_media_type(image: bytes) -> str:
+    if image.startswith(b"\x89PNG"):
+        return "image/png"
+    if image.startswith(b"\xff\xd8"):
+        return "image/jpeg"
+    if image[:4] == b"RIFF" and image[8:12] == b"WEBP":
+        return "image/webp"
+    if image[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    raise JudgeError("an image sent to a judge must be PNG, JPEG, WebP or GIF bytes")
+
+
+def image_bytes(image: Any) -> bytes:
+    """PNG bytes of a PIL image; bytes pass through."""
+    if isinstance(image, bytes):
+        return image
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _data_url(image: bytes) -> str:
+    return f"data:{image_media_type(image)};base64,{base64.b64encode(image).decode('ascii')}"
+
+
+def openai_messages(request: JudgeRequest) -> list[dict]:
+    """Chat-completions messages: the images as data URLs before the text."""
+    content: str | list[dict] = request.prompt
+    if request.images:
+        content = [*({"type": "image_url", "image_url": {"url": _data_url(image)}} for image in request.images),
+                   {"type": "text", "text": request.prompt}]
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    return [*messages, {"role": "user", "content": content}]
+
+
+def anthropic_messages(request: JudgeRequest) -> list[dict]:
+    """Messages API content: base64 image blocks before the text (the system prompt is a separate field)."""
+    content: str | list[dict] = request.prompt
+    if request.images:
+        content = [*({"type": "image", "source": {"type": "base64", "media_type": image_media_type(image),
+                                                  "data": base64.b64encode(image).decode("ascii")}}
+                     for image in request.images),
+                   {"type": "text", "text": request.prompt}]
+    return [{"role": "user", "content": content}]
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+    attempts: int  # requests made, retries included
+
+
+class JudgeClient:
+    """One judge's endpoint: the official client (no retries of its own), our retries and rate limit."""
+
+    def __init__(self, judge: JudgeConfig):
+        import anthropic
+        import openai
+
+        self.judge = judge
+        self._key = self._read_key()
+        self._limiter = RateLimiter(judge.requests_per_second)
+        self._errors = (openai.APIError, anthropic.APIError)
+        self._connection_errors = (openai.APIConnectionError, anthropic.APIConnectionError)  # timeouts included
+        if judge.provider == "openai":
+            self._client = openai.OpenAI(api_key=self._key, base_url=judge.base_url, max_retries=0,
+                                         timeout=judge.timeout_s)
+        else:
+            self._client = anthropic.Anthropic(api_key=self._key, base_url=judge.base_url, max_retries=0,
+                                               timeout=judge.timeout_s)
+
+    def _read_key(self) -> str:
+        if self.judge.api_key_env is None:
+            return NO_KEY
+        key = os.environ.get(self.judge.api_key_env, "")
+        if not key:
+            raise JudgeConfigError(f"judge '{self.judge.name}': environment variable {self.judge.api_key_env} "
+                                   "is not set (it must hold the API key)")
+        return key
+
+    def scrub(self, text: str) -> str:
+        """The text with the key blanked out (error messages may echo request headers)."""
+        return text.replace(self._key, "[key]") if self._key != NO_KEY else text
+
+    def _request(self, request: JudgeRequest) -> tuple[str, str | None]:
+        judge = self.judge
+        body = dict(judge.params)
+        options: dict[str, Any] = {"model": judge.model}
+        if judge.max_tokens is not None:
+            options["max_tokens"] = judge.max_tokens
+        if judge.provider == "openai":
+            if judge.temperature is not None:
+                options["temperature"] = judge.temperature
+            choice = self._client.chat.completions.create(
+                messages=openai_messages(request), **options, extra_body=body or None).choices[0]
+            return choice.message.content or "", choice.finish_reason
+        if judge.temperature is not None:
+            # anthropic>=1 dropped `temperature` from the method signature; the API still takes it in the body
+            body["temperature"] = judge.temperature
+        if request.system:
+            options["system"] = request.system
+        message = self._client.messages.create(messages=anthropic_messages(request), **options,
+                                               extra_body=body or None)
+        return "".join(block.text for block in message.content if block.type == "text"), message.stop_reason
+
+    def _retryable(self, error: Exception) -> bool:
+        if isinstance(error, self._connection_errors):
+            return True
+        status = getattr(error, "status_code", None)
+        return isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)
+
+    def complete(self, request: JudgeRequest) -> Completion:
+        """The judge's answer; retries retryable errors with exponential backoff, then raises JudgeError."""
+        judge = self.judge
+        attempt = 0
+        while True:
+            self._limiter.wait()
+            try:
+                text, finish = self._request(request)
+                return Completion(text, finish, attempt + 1)
+            except self._errors as error:
+                status = getattr(error, "status_code", None) or type(error).__name__
+                if not self._retryable(error) or attempt == judge.max_retries:
+                    raise JudgeError(f"judge '{judge.name}': request failed ({status}) after {attempt + 1} "
+                                     f"attempt(s): {self.scrub(str(error))[:300]}") from None
+                delay = _retry_after(error)
+                delay = min(judge.backoff_max_s, judge.backoff_s * 2**attempt if delay is None else delay)
+                log.warning("judge '%s': %s, retry %d/%d in %.2f s", judge.name, status, attempt + 1,
+                            judge.max_retries, delay)
+                time.sleep(delay)
+                attempt += 1
+
+
+def _retry_after(error: Exception) -> float | None:
+    response = getattr(error, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff

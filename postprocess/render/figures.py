@@ -1,0 +1,155 @@
+"""Figures 1 and 2 of the paper as PNG (matplotlib's object API, no pyplot global state)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import EngFormatter, LogLocator, MaxNLocator, NullFormatter
+
+from postprocess.inverse_scaling.compare import GROUP_KEY
+from postprocess.inverse_scaling.parameters import REPLICATION_FAMILIES
+from postprocess.render.labels import dataset_label
+
+FIGURE1_PANELS = 4
+FIGURE2_SUBTASKS = 12
+FAMILY_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"]
+DPI = 150
+
+
+class UnknownSubtask(ValueError):
+    """A --figure-subtask that names no subtask of the analysed rows; the message lists the valid ones."""
+
+
+def figure_subtasks(replication: pd.DataFrame, subtask_accuracy: pd.DataFrame,
+                    chosen: list[tuple[str, str, str]] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 1 panels: the chosen subtasks, else the most replicated; Figure 2 rows: the replicated
+    subtasks (>= 3 families) with most cases, else any subtasks with most cases."""
+    if chosen:
+        known = set(subtask_accuracy[GROUP_KEY].drop_duplicates().itertuples(index=False, name=None))
+        unknown = [key for key in chosen if tuple(key) not in known]
+        if unknown:
+            raise UnknownSubtask(f"--figure-subtask {', '.join('/'.join(k) for k in unknown)}: not in the table's "
+                                 f"subtasks; valid: {', '.join('/'.join(k) for k in sorted(known))}")
+        figure1 = pd.DataFrame(chosen, columns=GROUP_KEY, dtype=object)
+    else:
+        figure1 = replication.head(FIGURE1_PANELS)[GROUP_KEY]
+    replicated = replication[replication["n_families"] >= REPLICATION_FAMILIES]
+    pool = replicated if len(replicated) else replication
+    figure2 = pool.sort_values(["cases", "n_families", "max_net"], ascending=False, kind="stable")
+    return figure1.reset_index(drop=True), figure2.head(FIGURE2_SUBTASKS).reset_index(drop=True)
+
+
+def family_colors(families: list[str]) -> dict[str, str]:
+    return {family: FAMILY_COLORS[i % len(FAMILY_COLORS)] for i, family in enumerate(families)}
+
+
+def _panel_title(row: pd.Series, multi_split: set[str]) -> str:
+    return f"{dataset_label(row['benchmark'], row['split'], multi_split)}: {row['subtask']}"
+
+
+def scaling_curves(
+    subtask_accuracy: pd.DataFrame,
+    models: pd.DataFrame,
+    subtasks: pd.DataFrame,
+    path: Path,
+    multi_split: set[str],
+) -> Path:
+    """Figure 1: accuracy vs. total parameters (log x), one panel per subtask, one line per family;
+    dense models filled circles, MoE models open diamonds."""
+    families = list(dict.fromkeys(models["family"]))
+    colors = family_colors(families)
+    curves = subtask_accuracy.merge(models[["model", "family", "total_params", "moe"]], on="model")
+    n_panels = max(len(subtasks), 1)
+    n_cols = min(4, n_panels)
+    n_rows = math.ceil(n_panels / n_cols)
+    figure = Figure(figsize=(3.6 * n_cols, 3.1 * n_rows + 0.5), layout="constrained")
+    axes = figure.subplots(n_rows, n_cols, squeeze=False).ravel()
+    for ax, (_, subtask) in zip(axes, subtasks.iterrows()):
+        panel = curves.merge(subtask[GROUP_KEY].to_frame().T, on=GROUP_KEY)
+        for family, curve in panel.groupby("family", sort=False):
+            curve = curve.sort_values("total_params")
+            color = colors[family]
+            ax.plot(curve["total_params"], curve["accuracy"], color=color, linewidth=1.4, label=family)
+            dense, moe = curve[~curve["moe"].astype(bool)], curve[curve["moe"].astype(bool)]
+            ax.scatter(dense["total_params"], dense["accuracy"], color=color, marker="o", s=28, zorder=3)
+            ax.scatter(
+                moe["total_params"],
+                moe["accuracy"],
+                facecolors="white",
+                edgecolors=color,
+                marker="D",
+                s=34,
+                linewidths=1.4,
+                zorder=3,
+            )
+        ax.set_xscale("log")
+        # sizes as 4G / 235G (or 440k for tiny models), at most a few ticks so labels never collide
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=4))
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(_panel_title(subtask, multi_split), fontsize=9)
+        ax.set_xlabel("Total parameters")
+        ax.set_ylabel("Accuracy (%)")
+        ax.grid(alpha=0.3)
+    for ax in axes[len(subtasks) :]:
+        ax.set_visible(False)
+    handles = [
+        *[axes[0].plot([], [], color=colors[f], linewidth=1.4)[0] for f in families],
+        axes[0].scatter([], [], color="black", marker="o", s=28),
+        axes[0].scatter([], [], facecolors="white", edgecolors="black", marker="D", s=34),
+    ]
+    figure.legend(handles, [*families, "dense", "MoE"], loc="outside lower center", ncols=len(families) + 2, fontsize=8)
+    figure.suptitle("Scaling curves of cross-family inverse-scaling subtasks", fontsize=11)
+    figure.savefig(path, dpi=DPI)
+    return path
+
+
+def cross_family_bars(
+    cases: pd.DataFrame, subtasks: pd.DataFrame, families: list[str], path: Path, multi_split: set[str]
+) -> Path:
+    """Figure 2: per subtask (rows), one bar per family = number of cases, annotated with the count
+    and the strongest Net; right column: total cases and number of families."""
+    colors = family_colors(families)
+    n_rows = max(len(subtasks), 1)
+    figure = Figure(figsize=(9.5, 0.62 * n_rows + 1.4), layout="constrained")
+    ax = figure.subplots()
+    bar_height = 0.8 / len(families)
+    per_family = cases.groupby([*GROUP_KEY, "family"]).agg(count=("net", "size"), max_net=("net", "max"))
+    widest = per_family["count"].max() if len(per_family) else 1
+    for row, (_, subtask) in enumerate(subtasks.iterrows()):
+        key = tuple(subtask[GROUP_KEY])
+        for k, family in enumerate(families):
+            if (*key, family) not in per_family.index:
+                continue
+            count, max_net = per_family.loc[(*key, family)]
+            y = row + (k - (len(families) - 1) / 2) * bar_height
+            ax.barh(y, count, height=bar_height * 0.9, color=colors[family])
+            ax.text(count + widest * 0.01, y, f"{count} (Net {max_net})", va="center", fontsize=7)
+        ax.text(
+            1.01,
+            row,
+            f"{subtask['cases']} cases, {subtask['n_families']} fam.",
+            transform=ax.get_yaxis_transform(),
+            va="center",
+            fontsize=8,
+        )
+    ax.set_yticks(range(len(subtasks)), [_panel_title(s, multi_split) for _, s in subtasks.iterrows()], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, widest * 1.35)
+    ax.set_xlabel("Pairwise inverse-scaling cases")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(axis="x", alpha=0.3)
+    figure.legend(
+        [Patch(color=colors[f]) for f in families],
+        families,
+        loc="outside lower center",
+        ncols=len(families),
+        fontsize=8,
+    )
+    figure.suptitle("Cross-family inverse scaling", fontsize=11)
+    figure.savefig(path, dpi=DPI)
+    return path

@@ -1,0 +1,387 @@
+"""The inverse-scaling paper's tables, laid out from the analysis's numbers: one function per table, its
+title beside it ("Table 36" is one grep). `inverse_scaling_tables(analysis)` builds them all in reading
+order. Values are as printed: percentages rounded to one decimal, counts as ints, composite cells as text;
+emphasis travels as boolean masks (render/tables.py draws it per format).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from postprocess.inverse_scaling.analysis import Analysis
+from postprocess.inverse_scaling.compare import GROUP_KEY
+from postprocess.inverse_scaling.parameters import REPLICATION_FAMILIES
+from postprocess.order import sort_frame
+from postprocess.render.labels import (
+    benchmark_row_label,
+    dataset_labels,
+    family_slug,
+    multi_split_benchmarks,
+    signed,
+)
+from postprocess.render.tables import Table
+
+RESTRICTION_LABELS = {
+    "all": "All pairs",
+    "twofold_total": "Total parameters ≥ 2×",
+    "twofold_active": "Active parameters ≥ 2×",
+    "dense_only": "Dense models only (no MoE)",
+    "same_encoder_tier": "Same encoder tier",
+    "adjacent": "Adjacent sizes",
+    "extreme": "Smallest vs. largest",
+}
+
+
+def _share(part: int, whole: int) -> float:
+    """A percentage for display: one decimal, NaN (printed empty) when there is no whole."""
+    return round(100.0 * part / whole, 1) if whole else float("nan")
+
+
+# ---------------------------------------------------------------------------------------------- by family
+def _by_family(numbers: pd.DataFrame, families: list[str], show_eligible: bool) -> pd.DataFrame:
+    """Benchmarks (splits pooled) x families, with a Total row and column: "cases/comparisons" or cases."""
+    labels = {b: benchmark_row_label(b, s) for b, s in zip(numbers["benchmark"], numbers["splits"])}
+    benchmarks = list(labels)
+    cases = numbers.pivot(index="benchmark", columns="family", values="cases").reindex(
+        index=benchmarks, columns=families, fill_value=0)
+    totals = numbers.pivot(index="benchmark", columns="family", values="comparisons").reindex(
+        index=benchmarks, columns=families, fill_value=0)
+    cases, totals = cases.fillna(0).astype(int), totals.fillna(0).astype(int)
+    cases["Total"], totals["Total"] = cases.sum(axis=1), totals.sum(axis=1)
+    cases.loc["Total"], totals.loc["Total"] = cases.sum(), totals.sum()
+    cells = cases.astype(str) + "/" + totals.astype(str) if show_eligible else cases
+    cells.columns.name = None
+    return cells.rename(index=lambda b: labels.get(b, b)).rename_axis("Dataset").reset_index()
+
+
+def table02_cases_by_family(analysis: Analysis) -> Table:
+    p = analysis.parameters
+    return Table("table02_cases_by_family",
+                 f"Table 2: pairwise inverse-scaling cases / eligible comparisons (n ≥ {p.min_n} shared questions) by "
+                 f"family and dataset; a case has Net ≥ {p.min_net}.",
+                 _by_family(analysis.by_family["all"], analysis.families, show_eligible=True))
+
+
+def table04_dense_only(analysis: Analysis) -> Table:
+    return Table("table04_dense_only",
+                 "Table 4: dense-only pairwise inverse-scaling cases by family and dataset (MoE models excluded).",
+                 _by_family(analysis.by_family["dense_only"], analysis.families, show_eligible=False))
+
+
+def table40_twofold_total(analysis: Analysis) -> Table:
+    return Table("table40_twofold_total",
+                 "Table 40: cases / eligible comparisons, pairs whose larger model has ≥2× the total parameters.",
+                 _by_family(analysis.by_family["twofold_total"], analysis.families, show_eligible=True))
+
+
+def table41_twofold_active(analysis: Analysis) -> Table:
+    return Table("table41_twofold_active",
+                 "Table 41: cases / eligible comparisons, pairs whose larger model has ≥2× the active parameters.",
+                 _by_family(analysis.by_family["twofold_active"], analysis.families, show_eligible=True))
+
+
+def adjacent_cases_by_family(analysis: Analysis) -> Table:
+    return Table("adjacent_cases_by_family", "Adjacent-size pairs only: cases / eligible comparisons.",
+                 _by_family(analysis.by_family["adjacent"], analysis.families, show_eligible=True))
+
+
+# ---------------------------------------------------------------------------------------------- cases
+def _case_rows(cases: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "Family": cases["family"],
+            "Dataset": dataset_labels(cases, multi_split),
+            "Subtask": cases["subtask"],
+            "Small": cases["small_size"],
+            "Large": cases["large_size"],
+            "n": cases["n"],
+            "FI": cases["flip_inv"],
+            "FN": cases["flip_norm"],
+            "Net": cases["net"],
+            "Acc Δ": cases["acc_delta"].round(1),
+        }
+    )
+
+
+def table03_top_cases(analysis: Analysis, multi_split: set[str]) -> Table:
+    k = analysis.parameters.top_k
+    frame = _case_rows(analysis.cases.head(k), multi_split)
+    frame.insert(0, "#", np.arange(1, len(frame) + 1))
+    return Table("table03_top_cases", f"Table 3: Top {k} pairwise cases ranked by Net (FlipInv − FlipNorm); Acc Δ in pp.",
+                 frame)
+
+
+def appendixC_all_cases(analysis: Analysis, multi_split: set[str]) -> Table:
+    ordered = sort_frame(analysis.cases, ["family", "benchmark", "split"], analysis.families)
+    frame = _case_rows(ordered, multi_split)
+    frame["p"] = ordered["p_value"].map(lambda p: f"{p:.2g}")
+    frame["BH (cases)"] = ordered["bh_cases"].map({True: "yes", False: ""})
+    frame["BH (all)"] = ordered["bh_all"].map({True: "yes", False: ""})
+    return Table("appendixC_all_cases",
+                 "Appendix C: all pairwise inverse-scaling cases; one-sided McNemar p and BH decisions at the FDR.",
+                 frame.reset_index(drop=True))
+
+
+def net_bin_label(low: int | None, high: int | None) -> str:
+    if low is None:
+        return "Total"
+    if high is None:
+        return f"≥{low}"
+    return f"{low}–{high}" if high > low else str(low)
+
+
+def table35_significance_by_net(analysis: Analysis) -> Table:
+    p, rows = analysis.parameters, analysis.significance
+    frame = pd.DataFrame({
+        "Net range": [net_bin_label(None if pd.isna(low) else int(low), None if pd.isna(high) else int(high))
+                      for low, high in zip(rows["low"], rows["high"])],
+        "Cases": rows["cases"],
+        f"Significant (p<{p.alpha:g})": rows["significant"],
+        "%": [_share(s, c) for s, c in zip(rows["significant"], rows["cases"])],
+        "BH (cases)": rows["bh_cases"],
+        "BH (all)": rows["bh_all"],
+    })
+    return Table("table35_significance_by_net",
+                 f"Table 35: one-sided exact McNemar significance by Net range, uncorrected and after "
+                 f"Benjamini–Hochberg at FDR {p.fdr:g} over the cases and over all eligible comparisons.", frame)
+
+
+def _replication(rows: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "Dataset": dataset_labels(rows, multi_split),
+            "Subtask": rows["subtask"],
+            "Families": rows["n_families"],
+            "Family names": rows["families"].map(", ".join),
+            "Max Net": rows["max_net"],
+            "Cases": rows["cases"],
+        }
+    ).reset_index(drop=True)
+
+
+def _replicated(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["n_families"] >= REPLICATION_FAMILIES]
+
+
+def table09_dense_replication(analysis: Analysis, multi_split: set[str]) -> Table:
+    return Table("table09_dense_replication",
+                 "Table 9: dense-only cross-family replication (subtask–dataset pairs with cases in ≥3 families).",
+                 _replication(_replicated(analysis.dense_replication), multi_split))
+
+
+def table36_replicated(analysis: Analysis, multi_split: set[str]) -> Table:
+    return Table("table36_replicated",
+                 "Table 36: subtask–dataset pairs with pairwise inverse scaling in at least three families.",
+                 _replication(_replicated(analysis.replication), multi_split))
+
+
+def table37_two_families(analysis: Analysis, multi_split: set[str]) -> Table:
+    rows = analysis.replication
+    return Table("table37_two_families",
+                 "Table 37: subtask–dataset pairs with pairwise inverse scaling in exactly two families.",
+                 _replication(rows[rows["n_families"] == 2], multi_split))
+
+
+def table38_thresholds(analysis: Analysis) -> Table:
+    rows = analysis.thresholds
+    frame = pd.DataFrame({f"≥{t}": [c, s, r] for t, c, s, r in
+                          zip(rows["threshold"], rows["cases"], rows["subtask_pairs"], rows["replicated"])})
+    frame.insert(0, "Net threshold", ["Pairwise cases", "Unique subtask–dataset pairs",
+                                      f"Cross-family (≥{REPLICATION_FAMILIES} families)"])
+    return Table("table38_thresholds", "Table 38: robustness to the Net threshold (eligible comparisons only).", frame)
+
+
+def table42_restrictions(analysis: Analysis) -> Table:
+    summary, min_net = analysis.restrictions, analysis.parameters.min_net
+    frame = pd.DataFrame(
+        {
+            "Pairs kept": summary["restriction"].map(RESTRICTION_LABELS),
+            "Comparisons": summary["comparisons"],
+            "Cases": summary["cases"],
+            "Rate": [f"{_share(c, n):.1f}%" for c, n in zip(summary["cases"], summary["comparisons"])],
+            "Subtask–dataset pairs": summary["subtask_pairs"],
+            "Larger ahead": [
+                f"{a} ({_share(a, n):.1f}%)" for a, n in zip(summary["larger_ahead"], summary["comparisons"])
+            ],
+            f"Replicated (≥{REPLICATION_FAMILIES} families)": summary["replicated"],
+        }
+    )
+    return Table("table42_restrictions",
+                 f"Table 42 (extended): cases under pair restrictions. “Larger ahead” counts comparisons with "
+                 f"Net ≤ −{min_net}; “Replicated” counts subtask–dataset pairs with a case in ≥{REPLICATION_FAMILIES} "
+                 "families.", frame)
+
+
+def appendixK_encoder_tiers(analysis: Analysis) -> Table:
+    rows = analysis.encoder_tiers
+    frame = pd.DataFrame({"Family": rows["family"], "Cases": rows["cases"], "Same tier": rows["same_tier"],
+                          "Cross tier": rows["cases"] - rows["same_tier"],
+                          "Same tier %": [_share(s, c) for s, c in zip(rows["same_tier"], rows["cases"])]})
+    return Table("appendixK_encoder_tiers", "Appendix K: cases whose two models share the vision-encoder tier.", frame)
+
+
+def extremes_smallest_vs_largest(analysis: Analysis) -> Table:
+    rows, min_net = analysis.extremes, analysis.parameters.min_net
+    frame = pd.DataFrame({"Family": rows["family"], "Small": rows["small_size"], "Large": rows["large_size"],
+                          "Comparisons": rows["comparisons"], f"Smaller ahead (Net ≥ {min_net})": rows["smaller_ahead"],
+                          f"Larger ahead (Net ≤ −{min_net})": rows["larger_ahead"]})
+    return Table("extremes_smallest_vs_largest", "Smallest vs. largest model of each family (Section 5.5).", frame)
+
+
+def curve_shapes(analysis: Analysis) -> Table:
+    rows = analysis.shape_counts
+    frame = pd.DataFrame({"Family": rows["family"], "Family–subtask pairs with cases": rows["pairs"],
+                          "Non-monotonic": rows["nonmonotonic"], "Decreasing": rows["decreasing"],
+                          "Non-monotonic %": [_share(n, c) for n, c in zip(rows["nonmonotonic"], rows["pairs"])]})
+    return Table("curve_shapes", "Accuracy-vs-size curves of the family–subtask pairs with cases (Section 5.2).", frame)
+
+
+# ---------------------------------------------------------------------------------------------- accuracy
+def _wide_by_size(accuracy: pd.DataFrame, members: pd.DataFrame, row_columns: list[str]) -> pd.DataFrame:
+    size_of = dict(zip(members["model"], members["size"]))
+    family_rows = accuracy[accuracy["model"].isin(size_of)]
+    wide = (
+        family_rows.assign(size=family_rows["model"].map(size_of))
+        .set_index([*row_columns, "size"])["accuracy"]
+        .unstack("size", sort=False)  # keeps the rows' display order
+    )
+    sizes = [s for s in members["size"] if s in wide.columns]
+    wide = wide[sizes].reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def _emphasis(values: pd.DataFrame, largest: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Bold = best in family (ties all bold); underline = the largest model when it is not best."""
+    best = values.max(axis=1)
+    bold = values.eq(best, axis=0)
+    underline = pd.DataFrame(False, index=values.index, columns=values.columns)
+    if largest in values.columns:
+        underline[largest] = values[largest].notna() & ~bold[largest]
+    return bold, underline
+
+
+def _family_accuracy(accuracy: pd.DataFrame, models: pd.DataFrame, row_columns: list[str], name: str,
+                     title: str) -> list[Table]:
+    multi_split = multi_split_benchmarks(accuracy)
+    tables = []
+    for family, members in models.groupby("family", sort=False):
+        wide = _wide_by_size(accuracy, members, row_columns)
+        if wide.empty:
+            continue
+        values = wide.drop(columns=row_columns).round(1)
+        labels = [dataset_labels(wide, multi_split).rename("Dataset")]
+        if "subtask" in row_columns:
+            labels.append(wide["subtask"].rename("Subtask"))
+        frame = pd.concat([*labels, values], axis=1)
+        bold, underline = _emphasis(values, str(members["size"].iloc[-1]))
+        tables.append(Table(
+            name=f"{name}_{family_slug(family)}",
+            title=f"{title} for {family}. Bold = best in family; underline = largest model is not best.",
+            frame=frame,
+            bold=bold.reindex(columns=frame.columns, fill_value=False),
+            underline=underline.reindex(columns=frame.columns, fill_value=False),
+        ))
+    return tables
+
+
+def appendixB_accuracy(analysis: Analysis) -> list[Table]:
+    """Appendix B (Tables 6-8): rows benchmark-split, columns the family's sizes, one table per family."""
+    return _family_accuracy(analysis.split_accuracy, analysis.models, ["benchmark", "split"], "appendixB_accuracy",
+                            "Overall accuracy (%) (Appendix B)")
+
+
+def appendixB_subtask_accuracy(analysis: Analysis) -> list[Table]:
+    """The Appendix B layout per subtask: rows benchmark-split-subtask, columns the family's sizes."""
+    return _family_accuracy(analysis.subtask_accuracy, analysis.models, GROUP_KEY, "appendixB_subtask_accuracy",
+                            "Subtask accuracy (%)")
+
+
+# ---------------------------------------------------------------------------------------------- controls
+def _cot_frame(rows: pd.DataFrame, first: str, labels: list[str], with_dissolve: bool) -> pd.DataFrame:
+    frame = pd.DataFrame({
+        first: labels,
+        "Cases": rows["cases"],
+        "Median Net direct": rows["median_net_direct"].map(signed),
+        "Median Net CoT": rows["median_net_cot"].map(signed),
+        "Persist": [f"{p} ({100.0 * p / c:.1f}%)" for p, c in zip(rows["persist"], rows["cases"])],
+    })
+    if with_dissolve:
+        frame["Dissolve"] = rows["dissolve"]
+    frame["Reverse"] = rows["reverse"]
+    frame["Recovery"] = [f"{100.0 * r / lost:.1f}%" if lost else "" for r, lost in zip(rows["recovered"], rows["lost"])]
+    return frame.reset_index(drop=True)
+
+
+def _cot_note(min_net: int) -> str:
+    return (f"Persist: Net ≥ {min_net} under CoT; reverse: Net ≤ −{min_net}; recovery: share of the questions the "
+            "larger model lost under direct prompting that it answers correctly under CoT.")
+
+
+def table45_cot_by_family(analysis: Analysis) -> Table:
+    rows = analysis.cot_by_family
+    return Table("table45_cot_by_family", "Table 45: chain-of-thought control, by family.",
+                 _cot_frame(rows, "Family", list(rows["family"]), with_dissolve=True),
+                 note=_cot_note(analysis.parameters.min_net))
+
+
+def table46_cot_by_dataset(analysis: Analysis, multi_split: set[str]) -> Table:
+    rows = analysis.cot_by_dataset
+    labels = ["All" if b == "All" else label for b, label in zip(rows["benchmark"], dataset_labels(rows, multi_split))]
+    return Table("table46_cot_by_dataset", "Table 46: chain-of-thought control, by dataset.",
+                 _cot_frame(rows, "Dataset", labels, with_dissolve=False),
+                 note=_cot_note(analysis.parameters.min_net))
+
+
+def table43_option_order(analysis: Analysis, multi_split: set[str]) -> Table:
+    rows = analysis.option_order
+    frame = pd.DataFrame(
+        {
+            "#": rows["rank"],
+            "Family": rows["family"],
+            "Dataset": dataset_labels(rows, multi_split),
+            "Subtask": rows["subtask"],
+            "Pair": rows["small_size"] + " vs. " + rows["large_size"],
+            "Ordering": rows["ordering"],
+            "Acc S": rows["acc_small"].round(1),
+            "Acc L": rows["acc_large"].round(1),
+            "FI": rows["flip_inv"],
+            "FN": rows["flip_norm"],
+            "Net": rows["net"].map(signed),
+        }
+    )
+    return Table("table43_option_order",
+                 "Table 43: option-order sensitivity of the cases re-run under reordered options; "
+                 "Acc is the accuracy (%) of the smaller (S) and larger (L) model.", frame)
+
+
+# ---------------------------------------------------------------------------------------------- all
+def inverse_scaling_tables(analysis: Analysis) -> dict[str, Table]:
+    """Every table the analysis supports, by file name, in the paper's numbering order."""
+    multi_split = multi_split_benchmarks(analysis.comparisons)
+    tables = [
+        table02_cases_by_family(analysis),
+        table03_top_cases(analysis, multi_split),
+        table04_dense_only(analysis),
+        table09_dense_replication(analysis, multi_split),
+        appendixC_all_cases(analysis, multi_split),
+        table35_significance_by_net(analysis),
+        table36_replicated(analysis, multi_split),
+        table37_two_families(analysis, multi_split),
+        table38_thresholds(analysis),
+        table40_twofold_total(analysis),
+        table41_twofold_active(analysis),
+        table42_restrictions(analysis),
+        appendixK_encoder_tiers(analysis),
+        adjacent_cases_by_family(analysis),
+        extremes_smallest_vs_largest(analysis),
+        curve_shapes(analysis),
+        *appendixB_accuracy(analysis),
+        *appendixB_subtask_accuracy(analysis),
+    ]
+    if analysis.cot_by_family is not None:
+        tables += [table45_cot_by_family(analysis), table46_cot_by_dataset(analysis, multi_split)]
+    if analysis.option_order is not None:
+        tables.append(table43_option_order(analysis, multi_split))
+    return {table.name: table for table in tables}
