@@ -13,6 +13,19 @@ from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
 BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
 SPLITS = SPLIT_NAMES
 MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
+# Why extraction gave no prediction (optional field `abstain_reason`; null when the rules gave one):
+#   empty               nothing outside the reasoning block
+#   refusal             declines or cannot answer ("cannot determine", "no image", "Answer: N/A")
+#   none_fit            says that no option is right ("none of the options match", "neither")
+#   hedge               leaves two or more options open ("either B or C", "A or B", "both equally close")
+#   several_answers     commits to two or more options at once ("A, C", "A and C are correct")
+#   all_options_listed  repeats the option list instead of choosing
+#   self_contradiction  two different answers with no correction between them, or a letter with another option's text
+#   out_of_range        names an option that does not exist ("(C)" of two; a letter to an open question)
+#   truncated           stops mid-sentence before stating an answer (a cut or looping generation)
+#   no_answer           names no option in a way that commits (a description, working without a conclusion)
+ABSTAIN_REASONS = ("empty", "refusal", "none_fit", "hedge", "several_answers", "all_options_listed",
+                   "self_contradiction", "out_of_range", "truncated", "no_answer")
 
 # field -> allowed python types (None means JSON null is allowed)
 REQUIRED_FIELDS: dict[str, tuple] = {
@@ -53,4 +66,9 @@ def validate_record(record: Any) -> dict:
         raise RecordError("per_question has match 'none' but correct true")
     if not record["question_id"]:
         raise RecordError("per_question field 'question_id' is empty")
+    reason = record.get("abstain_reason")
+    if reason is not None and reason not in ABSTAIN_REASONS:
+        raise RecordError(f"per_question field 'abstain_reason' is {reason!r}, not one of {ABSTAIN_REASONS}")
+    if reason is not None and record["match"] not in ("none", "judge"):
+        raise RecordError(f"per_question has abstain_reason {reason!r} but match {record['match']!r}")
     return record

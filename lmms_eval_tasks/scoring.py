@@ -16,6 +16,8 @@ When no gold is known (MMMU test without answers) `correct` is None.
 Adjudication: when extraction is inconclusive, a registered adjudicator (an LLM judge, another issue)
 may decide; its decision is recorded with match "judge". None is registered by default; set one with
 `set_adjudicator(fn)` or the environment variable INVSCALE_ADJUDICATOR="package.module:function".
+The record's `abstain_reason` says why the rules gave no prediction (record.ABSTAIN_REASONS); it is kept
+when a judge then decides, and null when the rules gave one.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Outcome:
     correct: bool | None
     match: str
     rule: str
+    abstain_reason: str | None = None
 
 
 def extract(question: Question, response: str) -> Extraction:
@@ -116,16 +119,17 @@ def open_answer_matches(prediction: str, golds: list[str]) -> tuple[bool, str]:
 
 def score(question: Question, response: str) -> Outcome:
     extraction = extract(question, response)
+    reason = extraction.reason  # why the rules abstained, kept if a judge decides
     if not extraction.found and (adjudicator := current_adjudicator()) is not None:
         extraction = adjudicator(question, response, extraction) or extraction
     if not extraction.found:
-        return Outcome(None, None if question.gold is None else False, "none", extraction.rule)
+        return Outcome(None, None if question.gold is None else False, "none", extraction.rule, reason)
     if question.gold is None:
-        return Outcome(extraction.prediction, None, extraction.match, extraction.rule)
+        return Outcome(extraction.prediction, None, extraction.match, extraction.rule, reason)
     correct, match = is_correct(question, extraction.prediction)
     if extraction.match in ("option_text", "judge"):
         match = extraction.match
-    return Outcome(extraction.prediction, correct, match, extraction.rule)
+    return Outcome(extraction.prediction, correct, match, extraction.rule, reason)
 
 
 def per_question_record(question: Question, response: str, outcome: Outcome) -> dict:
@@ -142,6 +146,7 @@ def per_question_record(question: Question, response: str, outcome: Outcome) -> 
         "correct": outcome.correct,
         "match": outcome.match,
         "rule": outcome.rule,
+        "abstain_reason": outcome.abstain_reason,
         "kind": question.kind,
         "options": question.options,
         "permutation": question.permutation,
