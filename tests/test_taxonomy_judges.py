@@ -29,7 +29,7 @@ from postprocess.human.task_sets import (
     UNPARSED,
     VERDICT_COLUMNS,
 )
-from postprocess.inverse_scaling.taxonomy.questions import (
+from postprocess.logs.questions import (
     QuestionSourceError,
     dataset_source,
     load_split,

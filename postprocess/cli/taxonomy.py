@@ -93,7 +93,7 @@ def run_taxonomy_command(args: argparse.Namespace) -> int:
     from postprocess.human.task_sets import VERDICT_LABELS
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.inverse_scaling.taxonomy import judging, numbers, sample
-    from postprocess.inverse_scaling.taxonomy.questions import reload_questions
+    from postprocess.logs.questions import reload_questions
     from postprocess.judges import JudgeError
     from postprocess.render.tables import write_table
     from postprocess.render.taxonomy_tables import taxonomy_tables

@@ -43,7 +43,7 @@ from postprocess.inverse_scaling.taxonomy.prompt import (
     prompt_for,
     question_text,
 )
-from postprocess.inverse_scaling.taxonomy.questions import ShownQuestion
+from postprocess.logs.questions import ShownQuestion
 from postprocess.inverse_scaling.taxonomy.sample import TaxonomySample
 from postprocess.judges import (
     CallEstimate,

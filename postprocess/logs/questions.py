@@ -1,5 +1,7 @@
-"""What a judged flip showed the models: its question and image(s), reloaded from the task's data by
-question_id, through the task layer (lmms_eval_tasks) rather than a copy of it.
+"""What a logged answer's model was shown: its question and image(s), reloaded from the task's data by
+question_id, through the task layer (lmms_eval_tasks) rather than a copy of it. Used by the judges
+that read logged answers: the error taxonomy (postprocess/inverse_scaling/taxonomy/) and answer
+adjudication (postprocess/adjudication/).
 
 The logs keep each answer but not the question's text or images. For each benchmark split the data is
 the base task's dataset block: read from a task folder's `<base task>.yaml` (the package's own
@@ -26,7 +28,7 @@ from lmms_eval_tasks.question import Question
 
 
 class QuestionSourceError(ValueError):
-    """A task's data that cannot be read, or lacks a judged question; the message names both."""
+    """A task's data that cannot be read, or lacks a logged question; the message names both."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
         index = {question.question_id: (position, question) for position, question in zip(positions, questions)}
         absent = sorted(question_id for question_id, _ in keys if question_id not in index)
         if absent:
-            raise QuestionSourceError(f"{where}: no question {absent[0]!r} ({len(absent)} of the judged questions "
+            raise QuestionSourceError(f"{where}: no question {absent[0]!r} ({len(absent)} of the wanted questions "
                                       "are missing): were the logs made from other data?")
         for question_id, variant in sorted(keys):
             if variant not in VARIANTS:
