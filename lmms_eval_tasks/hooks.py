@@ -110,7 +110,7 @@ def process_results(doc: dict, results: list) -> dict:
     if VARIANTS[question.variant].prompt == "describe":  # a caption, not an answer: nothing to extract or score
         outcome = Outcome(None, None, "none", "describe")
     else:
-        outcome = score(question, response)
+        outcome = score(question, response, images=lambda: doc_to_visual(doc))  # decoded only if a judge is asked
     return {
         "accuracy": outcome.correct,
         "subtask_accuracy": [question.subtask, outcome.correct],

@@ -8,7 +8,8 @@ It listens on 127.0.0.1 on a free port, serves from a daemon thread and shuts it
 `lifetime_s` even if a test forgets to. Answers are deterministic: `answer(prompt)` (default
 `answer_from_description`: the option whose sentence the description contains, else a refusal that
 names no option; `anthropic_answer`, when given, answers the Anthropic route instead, so two judges can
-disagree; `TaxonomyJudge` answers error-taxonomy prompts with JSON verdicts, some malformed).
+disagree; `TaxonomyJudge` answers error-taxonomy prompts with JSON verdicts, some malformed;
+`AdjudicationJudge` answers answer-adjudication prompts, some malformed or off-list).
 `fail_next(n, status)` makes the next n requests fail with that HTTP status (in the provider's error
 format) before answering again. Every request is recorded in `requests`, with the SHA-256 of each image
 it carried.
@@ -88,6 +89,59 @@ class TaxonomyJudge:
         if "FLAKY" in response and times == 1:
             return verdict[:25]
         return verdict
+
+
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+PICK = re.compile(r"\[pick:(\w+)\]")
+
+
+class AdjudicationJudge:
+    """Answers answer-adjudication prompts (postprocess/adjudication/prompt.py) from the response between
+    <response> tags. A marker "[pick:WORD]" in it decides: an ordinal ("second") picks that option's
+    letter, "yes"/"no" answer Yes/No, a number word ("seven") answers 7, "nothing" answers NONE, any other
+    word is the open answer; "malformed" answers a sentence every time (never parses), "offlist" a letter
+    that is no option every time, "flaky" a sentence the first time and the second option after. Without
+    a marker (a random-weight model's noise) the reading is a hash of the response: an option letter (Yes
+    or No) or NONE; NONE for numeric and open questions. Thread-safe; `asked` counts the asks per response."""
+
+    def __init__(self):
+        self.asked: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, prompt: str) -> str:
+        found = re.search(r"<response>\n(.*)\n</response>", prompt, re.DOTALL)
+        if found is None:
+            return "This is not an adjudication prompt."
+        response = found.group(1)
+        with self._lock:
+            self.asked[response] = self.asked.get(response, 0) + 1
+            times = self.asked[response]
+        letters = re.search(r"\(one of ([A-Z](?:, [A-Z])*)\)", prompt)
+        letters = letters.group(1).split(", ") if letters else ["Yes", "No"] if "Reply with only Yes or No" in prompt \
+            else []
+        pick = PICK.search(response)
+        word = pick.group(1) if pick else None
+        if word == "malformed" or (word == "flaky" and times == 1):
+            return "The response commits to the second option."
+        if word == "offlist":
+            return "Z"
+        if word == "flaky":
+            return letters[1] if letters else "NONE"
+        if word == "nothing":
+            return "NONE"
+        if word in ORDINALS:
+            return letters[ORDINALS.index(word)]
+        if word in ("yes", "no"):
+            return word.capitalize()
+        if word in NUMBER_WORDS:
+            return str(NUMBER_WORDS.index(word))
+        if word is not None:
+            return word
+        if not letters:
+            return "NONE"
+        index = int(hashlib.sha256(response.encode()).hexdigest(), 16) % (len(letters) + 1)
+        return letters[index] if index < len(letters) else "NONE"
 
 
 def _image_hashes(content) -> tuple[str, ...]:

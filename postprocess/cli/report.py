@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from postprocess.cli.logs import add_log_arguments, read_logs
+from postprocess.cli.logs import add_log_arguments, read_judged_logs
 from postprocess.inverse_scaling.parameters import Parameters
 
 DEFAULTS = Parameters()
@@ -119,12 +119,27 @@ def _cait_section(result, registry, reeval_dir: Path | None, human=None) -> list
     return cait_tables(numbers, human)
 
 
+def _adjudication_section(benchmarks, registry, params, analysis, merged) -> list:
+    """With answers a judge settled (or adjudications read beside the logs): the analysis again as the
+    rules alone score the table, and what the judge changes."""
+    from postprocess.inverse_scaling.adjudication import adjudication_effect
+    from postprocess.inverse_scaling.analysis import run_analysis
+    from postprocess.logs.adjudications import rules_only
+    from postprocess.render.adjudication_tables import adjudication_tables
+
+    outcomes = merged.counts() if merged is not None else None
+    if not (benchmarks["match"] == "judge").any() and not (outcomes and sum(outcomes.values())):
+        return []
+    without = run_analysis(rules_only(benchmarks), registry.models_frame(), params)
+    return adjudication_tables(adjudication_effect(benchmarks, analysis, without), outcomes)
+
+
 def run_report(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.render.outputs import write_outputs, write_sections_only
 
     params = analysis_parameters(args)
-    registry, result = read_logs(args)
+    registry, result, merged = read_judged_logs(args)
     if result.table.empty:
         folders = ", ".join(map(str, args.logs))
         raise ValueError(f"no per-question rows found under {folders} (runs found: {len(result.runs)})")
@@ -145,6 +160,7 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"no benchmark rows for the inverse-scaling analysis; CAIT report: {paths['report_html']}")
         return 0
     analysis = run_analysis(benchmarks, registry.models_frame(), params)
+    sections.insert(0, ("Answer adjudication", _adjudication_section(benchmarks, registry, params, analysis, merged)))
     paths = write_outputs(analysis, args.out, quality=quality, extra_sections=sections,
                           figure_subtasks=args.figure_subtask or None)
     summary = analysis.summary

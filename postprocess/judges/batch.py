@@ -62,6 +62,16 @@ def _ask(client: JudgeClient, key: str, request: JudgeRequest, parse: Parse | No
             "at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
+def ask_cached(client: JudgeClient, cache: JudgeCache, request: JudgeRequest, parse: Parse | None = None) -> dict:
+    """One request through a client kept between calls (so its rate limit holds across them): the cached
+    answer when there is one, else asked (parse retries included) and stored. Raises JudgeError when the
+    call fails. For a caller that has one request at a time (the adjudicator inside an lmms-eval run)."""
+    key = client.judge.cache_key(request)
+    if key not in cache:
+        cache.put(_ask(client, key, request, parse))
+    return cache.answers[key]
+
+
 def _wait_all(futures: list, stop: threading.Event) -> list:
     """The futures' results in submission order; on the first error, stop the rest and raise it."""
     try:
