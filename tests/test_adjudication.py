@@ -283,6 +283,15 @@ def test_malformed_off_list_and_failed_verdicts_leave_the_answer_unparsed_and_na
     assert "request failed (503) after 3 attempt(s)" in failed["judge_error"] and KEY not in failed["judge_error"]
 
 
+def test_a_run_that_drops_the_images_before_scoring_is_named(fixture_tasks, live_judge):
+    """lmms-eval scores docs without their image columns unless it runs with --process_with_media."""
+    doc = blink_docs(fixture_tasks)[0]
+    stripped = {name: value for name, value in doc.items() if not name.startswith("image_")}
+    record = validate_record(process_results(stripped, [REFUSAL.format(word="first")])["per_question"])
+    assert (record["judge_status"], record["match"]) == ("failed", "none")
+    assert "--process_with_media" in record["judge_error"] and live_judge.requests == []
+
+
 def test_a_judge_that_cannot_be_used_is_named_in_every_record(fixture_tasks, live_judge, monkeypatch):
     monkeypatch.delenv("ADJUDICATION_TEST_KEY")
     record = validate_record(process_results(blink_docs(fixture_tasks)[0], ["Hmm."])["per_question"])

@@ -1,11 +1,15 @@
 """The adjudicator inside an lmms-eval run: scoring's seam asks it about each response the rules leave
 unparsed, and it asks the judge with the question's images.
 
-    export INVSCALE_ADJUDICATOR=postprocess.adjudication.live:adjudicate
+    export INVSCALE_ADJUDICATOR=postprocess.adjudication.live:adjudicate   # and run lmms-eval with --process_with_media
     export INVSCALE_ADJUDICATION_JUDGES=model_configs/adjudication_judges.yaml   # the judges file (required)
     export INVSCALE_ADJUDICATION_JUDGE=gpt-5.4          # which judge of the file (default: the first)
     export INVSCALE_ADJUDICATION_CACHE=/path/cache      # answer cache (default: ~/.cache/invscale/adjudication)
     export OPENAI_API_KEY=...                           # the variable the judge's api_key_env names
+
+lmms-eval drops the image columns from the docs it scores unless it runs with `--process_with_media`
+(which decodes every doc's images while scoring, so add it only with the adjudicator); without it every
+judged answer fails with that named (hooks.scored_visuals).
 
 One client and one cache per process, kept between calls, so the judge's rate limit holds across them
 and a rerun asks nothing twice. A call never blocks for ever: the judge's timeout_s, max_retries and
@@ -23,12 +27,17 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lmms_eval_tasks.extraction import Extraction
-from lmms_eval_tasks.question import Question
+from lmms_eval_tasks.question import DocError, Question
 from lmms_eval_tasks.scoring import Images, Judgement
 from postprocess.adjudication import is_judged
 from postprocess.adjudication.prompt import judgement_of, request_for, verdict_parser
+
+if TYPE_CHECKING:
+    from postprocess.judges import JudgeCache, JudgeConfig
+    from postprocess.judges.client import JudgeClient
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +49,9 @@ DEFAULT_CACHE = Path("~/.cache/invscale/adjudication")
 
 @dataclass
 class _Session:
-    judge: object  # JudgeConfig
-    client: object  # JudgeClient
-    cache: object  # JudgeCache
+    judge: JudgeConfig
+    client: JudgeClient
+    cache: JudgeCache
 
 
 _session: _Session | None = None
@@ -70,8 +79,8 @@ def _open_session() -> _Session:
 def _warn(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
-        log.warning("answer adjudication: %s (the answer stays unparsed; later ones with the same problem are "
-                    "not logged again)", message)
+        log.warning("answer adjudication: %s (the answer stays unparsed; this message is not logged again)",
+                    message)
 
 
 def _png(images: Sequence) -> list[bytes]:
@@ -96,8 +105,12 @@ def adjudicate(question: Question, response: str, extraction: Extraction, images
             return Judgement(None, os.environ.get(JUDGE_ENV) or "unconfigured", "", None, "failed", str(error))
     session = _session
     try:
-        record = ask_cached(session.client, session.cache, request_for(question, response, _png(images())),
-                            verdict_parser(question))
+        request = request_for(question, response, _png(images()))
+    except DocError as error:
+        _warn(str(error))
+        return Judgement(None, session.judge.name, session.judge.model, None, "failed", str(error))
+    try:
+        record = ask_cached(session.client, session.cache, request, verdict_parser(question))
     except JudgeError as error:
         _warn(str(error))
         return Judgement(None, session.judge.name, session.judge.model, None, "failed", str(error))
