@@ -98,11 +98,9 @@ def adjudication_requests(rows: pd.DataFrame, shown: Mapping[tuple, ShownQuestio
     """One request per row, its question checked against the row (LogsMismatchError otherwise)."""
     items = []
     for row in rows.to_dict("records"):
-        key = (row["benchmark"], row["split"], row["question_id"], row["variant"])
-        if key not in shown:
-            raise ValueError(f"no reloaded question for {key}")
-        _check(row, shown[key])
-        items.append(Item(row, shown[key], request_for(shown[key].question, row["response"], shown[key].images)))
+        question = shown[(row["benchmark"], row["split"], row["question_id"], row["variant"])]
+        _check(row, question)
+        items.append(Item(row, question, request_for(question.question, row["response"], question.images)))
     return items
 
 
@@ -116,27 +114,27 @@ def adjudicate_rows(items: list[Item], judge: JudgeConfig, cache_dir: str | Path
     """(one adjudication per item: the fields of postprocess.logs.adjudications plus source_file, the
     calls: requests, cached, made). Raises JudgeError when a call fails for good (completed calls stay
     cached)."""
-    groups: dict[tuple, list[Item]] = {}
-    for item in items:
-        groups.setdefault(form_key(item.shown.question), []).append(item)
-    records, calls = {}, {"requests": 0, "cached": 0, "made": 0}
-    for group in groups.values():
-        parse = verdict_parser(group[0].shown.question)
-        run = run_judges([(judge, [item.request for item in group])], cache_dir, parse=parse,
+    groups: dict[tuple, list[int]] = {}
+    for position, item in enumerate(items):
+        groups.setdefault(form_key(item.shown.question), []).append(position)
+    records, calls = [None] * len(items), {"requests": 0, "cached": 0, "made": 0}
+    for positions in groups.values():
+        parse = verdict_parser(items[positions[0]].shown.question)
+        run = run_judges([(judge, [items[p].request for p in positions])], cache_dir, parse=parse,
                          on_call=on_call)[judge.name]
         calls = {"requests": calls["requests"] + run.distinct, "cached": calls["cached"] + run.cached,
                  "made": calls["made"] + run.made}
-        for item, key in zip(group, run.keys):
+        for position, key in zip(positions, run.keys):
             answer = run.cache.answers[key]
-            judgement = judgement_of(answer, item.shown.question)
-            question, row = item.shown.question, item.row
-            records[id(item)] = {
+            question, row = items[position].shown.question, items[position].row
+            judgement = judgement_of(answer, question)
+            records[position] = {
                 **{name: row[name] for name in ROW_KEY}, "response_sha256": response_sha256(row["response"]),
                 "kind": question.kind, "answer_type": question.answer_type, "precision": question.precision,
                 "judge": judgement.judge, "judge_model": judgement.model, "judge_verdict": judgement.verdict,
                 "judge_status": judgement.status, "judge_error": judgement.error, "prediction": judgement.prediction,
                 "at": answer["at"], "source_file": row["source_file"]}
-    return pd.DataFrame([records[id(item)] for item in items], dtype=object), calls
+    return pd.DataFrame(records, dtype=object), calls
 
 
 def write_beside_logs(adjudications: pd.DataFrame) -> pd.Series:
