@@ -157,7 +157,7 @@ def demo_review_answers(tasks: list[dict]) -> dict[str, dict[str, str]]:
     return answers
 
 
-def build_demo_cait(out: Path, say=print) -> Path:
+def build_demo_cait(out: Path, say=print, image_size: int = 512) -> Path:
     """Build the demo's CAIT folder under OUT/cait_build (every stage resumes: a rerun makes no call)."""
     from diffusers.utils import logging as diffusers_logging
 
@@ -175,7 +175,8 @@ def build_demo_cait(out: Path, say=print) -> Path:
     verbs.update_verbs(work, verbs.listed_verbs(verb_list, principles_met=True))
     diffusers_logging.set_verbosity_error()  # the tiny tokenizer reads 77 characters: images.jsonl counts the cut
     pipeline = ensure_tiny_diffusion(Path(out) / "models" / "tiny-diffusion")
-    generator = GeneratorConfig(name="tiny-diffusion", kind="diffusers", model=str(pipeline), steps=2, device="cpu")
+    generator = GeneratorConfig(name="tiny-diffusion", kind="diffusers", model=str(pipeline), size=image_size, steps=2,
+                                device="cpu")
     started = time.time()
     with FakeChatEndpoint() as endpoint:
         llm = JudgeConfig(name="demo-llm", provider="openai", model="gpt-4o-mini", base_url=endpoint.url,

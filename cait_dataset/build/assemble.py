@@ -28,7 +28,7 @@ from postprocess.judges.cache import JudgeCache
 
 from . import prompts
 from .files import CAIT_DIR, LLM_CACHE, YES, BuildError, write_csv
-from .filtering import _rows, proportions_table, quotas
+from .filtering import filter_rows, proportions_table, quotas
 from .scenes import read_scenes
 
 SELECTION_COLUMNS = ["scene_id", "characteristic", "image", "selected", "reason"]
@@ -46,7 +46,7 @@ def _llm_prompt(work: Path, llm: str | None, key: str | None, caches: dict[str, 
 
 def kept_images(work: Path) -> list[dict]:
     """The current image records kept in filter.csv, one per scene (BuildError naming scenes with more)."""
-    rows, images = _rows(work)
+    rows, images = filter_rows(work)
     kept = [image for image in images if rows[image["file"]]["keep"] == YES]
     by_scene: dict[str, list[str]] = {}
     for image in kept:

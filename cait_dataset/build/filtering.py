@@ -28,7 +28,7 @@ from postprocess.human.task_sets import _largest_remainder
 
 from .files import FILTER, FILTER_TASKS, NO, YES, BuildError, read_csv, write_csv, yes_no
 from .images import current_images
-from .review import CATEGORY_OF, KEEP, REJECT, _text
+from .review import CATEGORY_OF, KEEP, REJECT, choice_text
 
 COLUMNS = ["image", "scene_id", "candidate", "generator", "characteristic", "category", "keep", "annotators", "note"]
 SET_NAME = "image-filter"
@@ -71,7 +71,7 @@ def read_filter(work: Path) -> pd.DataFrame:
     return frame
 
 
-def _rows(work: Path) -> tuple[dict[str, dict], list[dict]]:
+def filter_rows(work: Path) -> tuple[dict[str, dict], list[dict]]:
     """(filter.csv rows by image, with a row added for each current image it lacks; the current images).
     The domain columns follow the review (a changed characteristic is taken over)."""
     images = current_images(work)
@@ -115,7 +115,7 @@ def proportions_table(counts: pd.Series, size: int | None = None) -> pd.DataFram
 
 def proportions(work: Path, size: int | None = None) -> pd.DataFrame:
     """proportions_table of the scenes with a kept image."""
-    rows, images = _rows(work)
+    rows, images = filter_rows(work)
     return proportions_table(kept_counts(rows, images), size)
 
 
@@ -160,7 +160,7 @@ def export_filter(work: Path, size: int | None = None, output: ImageOutput = Ima
 
     work = Path(work)
     before = len(read_filter(work))
-    rows, images = _rows(work)
+    rows, images = filter_rows(work)
     if not images:
         raise BuildError(f"{work}: no current images yet (run the images stage first)")
     _write(work, rows)
@@ -182,11 +182,11 @@ class FilterImport:
 def import_filter(work: Path, annotations: pd.DataFrame) -> FilterImport:
     """Fill filter.csv's undecided rows from Label Studio annotations of the image-filter task set."""
     work = Path(work)
-    rows, images = _rows(work)
+    rows, images = filter_rows(work)
     by_key = {Path(image).stem: image for image in rows}
     decided, conflicts = {}, {}
     for key, group in annotations[~annotations["skipped"].astype(bool)].groupby("item_key", sort=False):
-        labels = {_text(label) for label in group["label"]}
+        labels = {choice_text(label) for label in group["label"]}
         if not labels <= {KEEP, REJECT}:
             conflicts[key] = f"answers {sorted(map(str, labels))} are not keep or reject"
         elif len(labels) > 1:

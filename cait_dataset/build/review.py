@@ -181,7 +181,7 @@ class ReviewImport:
     undecided: int  # rows still undecided
 
 
-def _text(value: object) -> str | None:
+def choice_text(value: object) -> str | None:
     return value if isinstance(value, str) else None  # a control without an answer reads as None or NaN
 
 
@@ -195,7 +195,7 @@ def decisions(annotations: pd.DataFrame) -> tuple[dict[str, dict], dict[str, str
             if row.label not in (KEEP, REJECT):
                 conflicts[scene] = f"annotation {row.annotation_id}: answer {row.label!r} is not keep or reject"
                 break
-            values = (row.label, *(_text(getattr(row, control)) if row.label == KEEP else None for control in CONTROLS))
+            values = (row.label, *(choice_text(getattr(row, control)) if row.label == KEEP else None for control in CONTROLS))
             if row.label == KEEP and None in values:
                 missing = [c for c, v in zip(CONTROLS, values[1:]) if v is None]
                 conflicts[scene] = f"annotation {row.annotation_id}: kept without {' and '.join(missing)}"

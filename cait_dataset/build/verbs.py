@@ -68,30 +68,37 @@ def _agent_frames(reader, classid: str, known: set[str]) -> list[str]:
 def verbnet_candidates(root: Path | None = None) -> tuple[list[VerbCandidate], int]:
     """(candidates, verbs left out for having no `Agent V NP` frame) from the VerbNet corpus at `root`
     (default: nltk's installed `verbnet` corpus)."""
+    import nltk
     from nltk.corpus.reader import VerbnetCorpusReader
 
     if root is None:
-        import nltk
-
         try:
             root = Path(nltk.data.find("corpora/verbnet"))
         except LookupError:
             raise BuildError("nltk's VerbNet corpus is not installed (python -m nltk.downloader verbnet), "
                              "or give its folder (--verbnet DIR) or your own verb list (--verbs FILE)") from None
-    root = Path(root)
+    root = Path(root).resolve()
     if not root.is_dir() or not any(root.glob("*.xml")):
         raise BuildError(f"{root}: no VerbNet class files (*.xml)")
-    reader = VerbnetCorpusReader(str(root), VERBNET_FILES)
-    known = set(reader.classids())
-    candidates, left_out = [], 0
-    for lemma in reader.lemmas():
-        classes = sorted(reader.classids(lemma=lemma))
-        frames = sorted({frame for classid in classes for frame in _agent_frames(reader, classid, known)})
-        if not frames:
-            left_out += 1
-            continue
-        candidates.append(VerbCandidate(normal_verb(lemma, f"VerbNet member {lemma!r}"), "verbnet",
-                                        ";".join(classes), ";".join(frames)))
+    # nltk (3.10 on) reads corpora only under its data path: the folder named here is added while it is read
+    added = str(root) not in nltk.data.path
+    if added:
+        nltk.data.path.append(str(root))
+    try:
+        reader = VerbnetCorpusReader(str(root), VERBNET_FILES)
+        known = set(reader.classids())
+        candidates, left_out = [], 0
+        for lemma in reader.lemmas():
+            classes = sorted(reader.classids(lemma=lemma))
+            frames = sorted({frame for classid in classes for frame in _agent_frames(reader, classid, known)})
+            if not frames:
+                left_out += 1
+                continue
+            candidates.append(VerbCandidate(normal_verb(lemma, f"VerbNet member {lemma!r}"), "verbnet",
+                                            ";".join(classes), ";".join(frames)))
+    finally:
+        if added:
+            nltk.data.path.remove(str(root))
     return candidates, left_out
 
 
