@@ -32,15 +32,15 @@ CARETAKING = "Reversal of caretaking duties across generations"
 # ---------------------------------------------------------------------------------------------- prompts
 def test_table_19_is_the_printed_prompt_with_our_examples_in_place_of_the_omitted_ones():
     system = prompts.scene_pairs_system()
-    printed_before, printed_after = (
+    printed_before, printed_after = ((
         "Please note the following examples I have provided. Each group is divided into two parts: the normal scene "
         "and the scene that is logical but extremely uncommon after the master-guest inversion. When reversing, try to "
         "keep the general structure of the original sentence’s language description unchanged, only swapping the "
         "positions of the subject and object. Following these examples, generate semantic scenarios that meet the "
-        "requirements for the verbs I gave you, with 10 groups for each verb.",
+        "requirements for the verbs I gave you, with 10 groups for each verb."), (
         'You MUST respond in valid json format. Output a json object with the following structure: { "verb": '
         '"<input_verb>", "scene_sets": [ { "id": <number>, "common": ["<common_sentence>"], "uncommon": '
-        '["<uncommon_sentence>"] } ] }')
+        '["<uncommon_sentence>"] } ] }'))
     assert system.startswith(printed_before + "\n") and system.endswith("\n" + printed_after)
     assert system[len(printed_before) + 1:-len(printed_after) - 1] == prompts.scene_examples_text()
     assert "Uncommon scene: A rabbit is chasing a tiger." in system
@@ -88,8 +88,8 @@ def test_scene_pairs_are_read_from_the_table_19_structure():
     ('{"verb": "x", "scene_sets": [{"id": 1, "common": ["A b."], "uncommon": ["a B."]}]}', "are the same"),
     ('{"verb": "x", "scene_sets": [{"id": 1, "common": ["A b.", "C d."], "uncommon": ["B a."]}]}',
      r"scene_sets\[1\].common must be one sentence"),
-    ('{"verb": "x", "scene_sets": [{"id": 1, "common": "A b.", "uncommon": "B a."}, '
-     '{"id": 1, "common": "C d.", "uncommon": "D c."}]}', "id 1 is not a single unique value"),
+    (('{"verb": "x", "scene_sets": [{"id": 1, "common": "A b.", "uncommon": "B a."}, '
+      '{"id": 1, "common": "C d.", "uncommon": "D c."}]}'), "id 1 is not a single unique value"),
 ])
 def test_a_scene_pairs_answer_that_breaks_the_structure_is_refused_with_the_reason(answer, message):
     with pytest.raises(ValueError, match=message):
@@ -186,6 +186,22 @@ def test_verb_lists_merge_into_verbs_csv_keeping_what_people_wrote(tmp_path):
     assert merged.loc["chase", list(verbs.PRINCIPLES)].tolist() == ["yes"] * 4
     assert merged.loc["kick", list(verbs.PRINCIPLES)].tolist() == ["yes", "yes", "yes", "no"]  # the "no" stays
     assert verbs.library(verbs.read_verbs(work)) == ["chase", "feed"]
+
+
+def test_the_verbs_and_dry_run_commands(tmp_path, server, capsys):
+    work = tmp_path / "work"
+    assert main(["verbs", str(work), "--verbnet", str(verbnet_corpus(tmp_path / "verbnet"))]) == 0
+    assert capsys.readouterr().out.startswith("4 verb(s) added, 0 completed; 4 in ")
+    assert main(["run", str(work), "--config", str(config_file(tmp_path, server)), "--dry-run"]) == 2
+    assert "no verb has all four principles judged yes yet" in capsys.readouterr().err
+    (tmp_path / "library.txt").write_text("chase\nkick\n")
+    assert main(["verbs", str(work), "--verbs", str(tmp_path / "library.txt"), "--principles-met"]) == 0
+    assert "2 completed; 4 in" in capsys.readouterr().out
+    assert main(["run", str(work), "--config", str(config_file(tmp_path, server)), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("scene pairs  (Table 19) gpt-4o-mini: 2 call(s) to make")
+    assert out[-1] == "images after review and description: at most 20 more image(s), up to $0.80"
+    assert server.requests == []
 
 
 @pytest.mark.parametrize("text, message", [
@@ -398,8 +414,8 @@ def test_several_annotators_must_agree_and_decided_rows_are_never_overwritten(tm
     result = review.import_review(work, annotations_from_export(write_export(tmp_path / "a.json", first),
                                                                 review.CONTROLS))
     assert (result.decided, result.kept, result.undecided) == (1, 1, 1)
-    assert result.conflicts == ["chase-0-02: annotators disagree: keep, normal, cartoon, Animal-Animal: "
-                                f"{PREDATOR_PREY} | reject"]
+    disagreement = f"chase-0-02: annotators disagree: keep, normal, cartoon, Animal-Animal: {PREDATOR_PREY} | reject"
+    assert result.conflicts == [disagreement]
     table = review.read_review(work).set_index("scene_id")
     assert table.loc["chase-0-02", "note"].startswith("annotators disagree")
     assert review.export_review(work).undecided == 1  # the disagreement goes back to the annotators
@@ -496,6 +512,16 @@ def test_run_does_every_automatic_stage_and_lists_the_pending_human_work(tmp_pat
     keep_all_images(work)
     runner.run(work, settings, said.append)
     assert said[-2:] == [f"cait: 4 record(s) in {work / 'cait'}", "pending human work: none"]
+
+
+def test_a_run_whose_images_were_all_refused_has_nothing_to_filter(tmp_path, server):
+    work = library_work(tmp_path, ("chase",))
+    server.image_answer = lambda prompt, size: None
+    run_to_images(work, server)
+    said = []
+    runner.run(work, runner.BuildSettings(llm=llm(server), generator=images_endpoint(server)), said.append)
+    assert said[-2:] == ["images: 0 made now, 2 needed, 2 refused", "pending human work: none"]
+    assert not (work / "filter.csv").exists()
 
 
 # ---------------------------------------------------------------------------------------------- generators

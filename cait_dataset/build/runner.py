@@ -20,13 +20,13 @@ from postprocess.judges import JudgeConfig
 
 from . import prompts
 from .assemble import assemble, kept_images
-from .describe import GROUP_SIZE, described_scenes, describe_scenes, estimate_descriptions
+from .describe import GROUP_SIZE, describe_scenes, described_scenes, estimate_descriptions
 from .files import FILTER, REVIEW, VERBS, YES, BuildError
 from .filtering import export_filter, proportions, read_filter
 from .generators import GeneratorConfig
-from .images import estimate_images, generate_images
+from .images import current_images, estimate_images, generate_images
 from .review import export_review, read_review
-from .scenes import pending_requests, estimate_scenes, make_scenes, read_scenes
+from .scenes import estimate_scenes, make_scenes, pending_requests, read_scenes
 from .verbs import PRINCIPLES, library, read_verbs
 
 Say = Callable[[str], None]
@@ -101,7 +101,7 @@ def run(work: Path, settings: BuildSettings, say: Say = print) -> None:
     say(f"images: {images.made} made now, {images.images} needed, {images.refused} refused"
         + (f", {images.truncated} with prompts cut by the text encoder" if images.truncated else ""))
     to_filter = 0
-    if images.images:
+    if current_images(work):  # not when every image was refused
         filtered = export_filter(work, settings.size, settings.image_output, settings.annotators)
         to_filter = filtered.undecided
         say(f"filtering: {filtered.added} image(s) added to {FILTER}; {filtered.undecided} to filter "

@@ -16,8 +16,8 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from postprocess.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest
