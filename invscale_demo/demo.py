@@ -128,6 +128,10 @@ def run_cait_build_demo(out: Path) -> Path:
     for family, (wrapper, sizes) in FAMILIES.items():
         label, size, seed = sizes[0]
         key = model_key(family, label)
+        results, samples = find_outputs(logs_root / key, CAIT_BUILD_TASKS)
+        if results is not None and len(samples) == len(CAIT_BUILD_TASKS):
+            print(f"[demo] {key}: complete run found, kept ({results.parent})")
+            continue
         path = ensure_model(out / "models" / key, wrapper, size, seed=seed)
         command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", CAIT_BUILD_TASKS, logs_root / key,
                                     include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu",
