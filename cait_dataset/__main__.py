@@ -1,12 +1,12 @@
-"""python -m cait_dataset quality ... | lora ...  (the console scripts cait-quality and cait-lora)."""
+"""python -m cait_dataset quality ... | lora ... | build ...  (the console scripts cait-quality, cait-lora, cait-build)."""
 
 from __future__ import annotations
 
 import sys
 
-from .cli import lora_main, quality_main
+from .cli import build_main, lora_main, quality_main
 
-COMMANDS = {"quality": quality_main, "lora": lora_main}
+COMMANDS = {"quality": quality_main, "lora": lora_main, "build": build_main}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Console scripts: `cait-quality` (Tables 9-10) and `cait-lora` (Table 8); also `python -m cait_dataset quality|lora`.
+"""Console scripts: `cait-quality` (Tables 9-10), `cait-lora` (Table 8) and `cait-build` (Section 3.2, its own
+module: build/command.py); also `python -m cait_dataset quality|lora|build`.
 
   cait-quality score --out DIR --cait FOLDER [--captions Winoground=CSV] [--images NAME=FOLDER] [options]
   cait-quality winoground-export OUT              Winoground from the hub as a captioned CSV + images
@@ -159,3 +160,9 @@ def lora_main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def build_main(argv: list[str] | None = None) -> int:
+    from .build.command import main
+
+    return main(argv)

@@ -13,6 +13,14 @@ scene:
   gt_prompt       the text the image was generated from (the re-evaluation upper bound)
   style           realistic | cartoon
 
+Optional fields, written by the construction pipeline (cait_dataset/build, `cait-build`) and checked when
+present:
+
+  anthropomorphized  true when the acting subject was given human-like traits (the paper's Table 20)
+  generator          the image generator, "<kind>:<model>" (e.g. "gemini:gemini-2.5-flash-image")
+  prompts            the prompts the scene was made with, as sent: an object mapping any of scene_pairs
+                     (Table 19), description (Table 21) and image (Table 22) to its text
+
 A local folder holds `cait.jsonl` (or `cait.parquet`) and the images; `python -m lmms_eval_tasks
 cait-prepare FOLDER OUT` validates it and writes a save_to_disk dataset for `--data cait=OUT`.
 Validation (`check_folder`) reads every record and finds every problem: a line that is not JSON, a field
@@ -44,9 +52,17 @@ CHARACTERISTICS = {
     "Animal-Animal": ("Transposition of traditional predator and prey roles",),
     "Bio-StillLife": ("Inanimate objects gaining autonomy",),
 }
+# The paper's Table 1: the share of the 400 scenes of each characteristic (they sum to 1).
+TABLE1_SHARES = {
+    "Inversion of institutional power": 0.22, "Reversal of caretaking duties across generations": 0.1425,
+    "Animals replacing humans as dominant figures": 0.2225, "Animals providing domestic care to humans": 0.14,
+    "Transposition of traditional predator and prey roles": 0.18, "Inanimate objects gaining autonomy": 0.095,
+}
 STYLES = ("realistic", "cartoon")
 TEXT_FIELDS = ("id", "category", "characteristic", "verb", "common_text", "uncommon_text", "gt_prompt", "style")
 FIELDS = ("image", *TEXT_FIELDS)
+OPTIONAL_FIELDS = ("anthropomorphized", "generator", "prompts")
+PROMPT_STAGES = ("scene_pairs", "description", "image")  # the keys of the optional field `prompts`
 MAX_REPORTED = 20  # problems listed by read_folder / cait-validate; the rest are counted
 
 
@@ -72,6 +88,30 @@ def record_problems(record: dict) -> list[str]:
     if "common_text" in text and "uncommon_text" in text \
             and text["common_text"].strip() == text["uncommon_text"].strip():
         problems.append("fields 'common_text' and 'uncommon_text' are the same sentence")
+    return problems + optional_field_problems(record)
+
+
+def optional_field_problems(record: dict) -> list[str]:
+    """The ways the optional fields present (not null) break the format."""
+    problems = []
+    if record.get("anthropomorphized") is not None and not isinstance(record["anthropomorphized"], bool):
+        problems.append(f"field 'anthropomorphized' must be true or false, got {record['anthropomorphized']!r}")
+    generator = record.get("generator")
+    if generator is not None and (not isinstance(generator, str) or not generator.strip()):
+        problems.append(f"field 'generator' must be a non-empty string, got {generator!r}")
+    prompts = record.get("prompts")
+    if prompts is not None:
+        if not isinstance(prompts, dict):
+            problems.append(f"field 'prompts' must be an object, got {type(prompts).__name__}")
+        else:
+            unknown = [key for key in prompts if key not in PROMPT_STAGES]
+            if unknown:
+                problems.append(f"field 'prompts' has key {unknown[0]!r}, not one of {list(PROMPT_STAGES)}")
+            # a null entry is an absent one (a dataset's struct column fills absent keys with null)
+            empty = [key for key, text in prompts.items() if text is not None and (not isinstance(text, str)
+                                                                                  or not text.strip())]
+            if empty:
+                problems.append(f"field 'prompts' holds no text for {empty[0]!r}")
     return problems
 
 

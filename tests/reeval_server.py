@@ -3,6 +3,13 @@
     with JudgeServer(keys={"sk-openai", "sk-anthropic"}) as server:
         server.openai_url     # http://127.0.0.1:<port>/v1  (POST /v1/chat/completions, Bearer key)
         server.anthropic_url  # http://127.0.0.1:<port>     (POST /v1/messages, x-api-key or Bearer key)
+        server.gemini_url     # http://127.0.0.1:<port>     (POST /v1[beta]/models/<model>:generateContent,
+                              #                              x-goog-api-key)
+
+Images (CAIT construction): POST /v1/images/generations (OpenAI's images API, b64_json) and Gemini's
+generateContent answer with a PNG of the requested size drawn from the prompt (`image_answer(prompt, size)`,
+default `drawn_png`); an answer of None is a refusal (openai: a 400 content_policy_violation error;
+Gemini: a candidate without parts, finishReason IMAGE_SAFETY).
 
 It listens on 127.0.0.1 on a free port, serves from a daemon thread and shuts itself down after
 `lifetime_s` even if a test forgets to. Answers are deterministic: `answer(prompt)` (default
@@ -19,12 +26,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
@@ -40,6 +48,7 @@ class SeenRequest:
     status: int
     at: float  # time.monotonic() on arrival
     images: tuple[str, ...] = ()  # SHA-256 of each image's bytes, in the order sent
+    body: dict = field(default_factory=dict)  # the request body as sent
 
 
 def _normalise(text: str) -> str:
@@ -144,6 +153,22 @@ class AdjudicationJudge:
         return letters[index] if index < len(letters) else "NONE"
 
 
+def drawn_png(prompt: str, size: int) -> bytes:
+    """A deterministic size x size PNG: a colour and a square placed by the prompt's hash."""
+    from PIL import Image, ImageDraw
+
+    digest = hashlib.sha256(prompt.encode()).digest()
+    image = Image.new("RGB", (size, size), tuple(digest[:3]))
+    corner = digest[3] * size // 512
+    ImageDraw.Draw(image).rectangle([corner, corner, corner + size // 3, corner + size // 3], fill=tuple(digest[4:7]))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+IMAGES_PATH, GEMINI_PATH = "/v1/images/generations", re.compile(r"/v1(?:beta)?/models/([^/:]+):generateContent")
+
+
 def _image_hashes(content) -> tuple[str, ...]:
     """SHA-256 of the images of an OpenAI (data URL) or Anthropic (base64 source) message content."""
     if isinstance(content, str):
@@ -155,10 +180,12 @@ def _image_hashes(content) -> tuple[str, ...]:
 
 class JudgeServer:
     def __init__(self, keys: set[str], answer: Callable[[str], str] = answer_from_description,
-                 lifetime_s: float = 60.0, anthropic_answer: Callable[[str], str] | None = None):
+                 lifetime_s: float = 60.0, anthropic_answer: Callable[[str], str] | None = None,
+                 image_answer: Callable[[str, int], bytes | None] = drawn_png):
         self.keys = set(keys)
         self.answer = answer
         self.anthropic_answer = anthropic_answer or answer
+        self.image_answer = image_answer
         self.lifetime_s = lifetime_s
         self.requests: list[SeenRequest] = []
         self._failures: list[tuple[int, float | None]] = []
@@ -170,6 +197,7 @@ class JudgeServer:
         self.port = self._server.server_address[1]
         self.openai_url = f"http://127.0.0.1:{self.port}/v1"
         self.anthropic_url = f"http://127.0.0.1:{self.port}"
+        self.gemini_url = f"http://127.0.0.1:{self.port}"
 
     # ------------------------------------------------------------------ control
     def __enter__(self) -> Self:
@@ -199,11 +227,16 @@ class JudgeServer:
     def _respond(self, path: str, headers: dict[str, str], body: dict) -> tuple[int, dict, dict[str, str]]:
         arrived = time.monotonic()
         anthropic = path == "/v1/messages"
+        gemini = GEMINI_PATH.fullmatch(path)
         bearer = headers.get("authorization", "").removeprefix("Bearer ")
         # anthropic's API takes x-api-key; its SDK 2.x sends the key as a Bearer token instead
-        key = (headers.get("x-api-key") or bearer) if anthropic else bearer
+        key = (headers.get("x-api-key") or bearer) if anthropic else headers.get("x-goog-api-key") if gemini else bearer
         messages = body.get("messages") or [{}]
         content = messages[-1].get("content", "")
+        if path == IMAGES_PATH:
+            content = body.get("prompt", "")
+        elif gemini:
+            content = "".join(part.get("text", "") for item in body.get("contents", []) for part in item.get("parts", []))
         prompt = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
         authorized = key in self.keys
         with self._lock:
@@ -211,17 +244,25 @@ class JudgeServer:
         if not authorized:
             with self._answered:  # deterministic interleaving for tests of one judge failing mid-run
                 self._answered.wait_for(lambda: len(self.answered) >= self.reject_after_answers, timeout=10)
-            status, payload, extra = 401, _error(anthropic, 401, "invalid api key"), {}
+            status, payload, extra = 401, _error(anthropic, 401, "invalid api key", bool(gemini)), {}
         elif failure is not None:
             status, retry_after = failure
-            payload = _error(anthropic, status, "scripted failure")
+            payload = _error(anthropic, status, "scripted failure", bool(gemini))
             extra = {} if retry_after is None else {"retry-after": str(retry_after)}
+        elif path == IMAGES_PATH:
+            size = int(str(body.get("size", "512x512")).split("x")[0])
+            png = self.image_answer(prompt, size)
+            status, payload = (400, _refusal()) if png is None else (200, _images_reply(png))
+            extra = {}
+        elif gemini:
+            status, payload, extra = 200, _gemini_reply(self.image_answer(prompt, 1024)), {}
         else:
             text = (self.anthropic_answer if anthropic else self.answer)(prompt)
             status, payload, extra = 200, _reply(anthropic, body.get("model", ""), text), {}
+        model = gemini.group(1) if gemini else body.get("model", "")
         with self._answered:
-            self.requests.append(SeenRequest(path, body.get("model", ""), prompt, authorized, status, arrived,
-                                             _image_hashes(content)))
+            self.requests.append(SeenRequest(path, model, prompt, authorized, status, arrived,
+                                             _image_hashes(content), body))
             self._answered.notify_all()
         return status, payload, extra
 
@@ -233,7 +274,8 @@ class JudgeServer:
             timeout = 10  # a stuck client cannot hold a thread for long
 
             def do_POST(self) -> None:
-                if self.path not in ("/v1/chat/completions", "/v1/messages"):
+                if self.path not in ("/v1/chat/completions", "/v1/messages", IMAGES_PATH) \
+                        and not GEMINI_PATH.fullmatch(self.path):
                     self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
                     return
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
@@ -256,8 +298,10 @@ class JudgeServer:
         return Handler
 
 
-def _error(anthropic: bool, status: int, message: str) -> dict:
+def _error(anthropic: bool, status: int, message: str, gemini: bool = False) -> dict:
     kind = {401: "authentication_error", 429: "rate_limit_error"}.get(status, "api_error")
+    if gemini:
+        return {"error": {"code": status, "message": message, "status": kind.upper()}}
     if anthropic:
         return {"type": "error", "error": {"type": kind, "message": message}}
     return {"error": {"message": message, "type": kind, "code": None, "param": None}}
@@ -271,3 +315,20 @@ def _reply(anthropic: bool, model: str, text: str) -> dict:
     return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 50, "completion_tokens": 1, "total_tokens": 51}}
+
+
+def _refusal() -> dict:
+    return {"error": {"message": "Your request was rejected by the safety system.", "type": "image_generation_user_error",
+                      "code": "content_policy_violation", "param": None}}
+
+
+def _images_reply(png: bytes) -> dict:
+    return {"created": 0, "data": [{"b64_json": base64.b64encode(png).decode("ascii")}]}
+
+
+def _gemini_reply(png: bytes | None) -> dict:
+    if png is None:
+        return {"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "IMAGE_SAFETY"}]}
+    return {"candidates": [{"content": {"role": "model", "parts": [
+        {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(png).decode("ascii")}}]},
+        "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 1290}}

@@ -57,8 +57,8 @@ def _ask(client: JudgeClient, key: str, request: JudgeRequest, parse: Parse | No
             break
     judge = client.judge
     return {"key": key, "judge": judge.name, "provider": judge.provider, "model": judge.model, **record,
-            "attempts": attempts, "asks": asks, "parse_error": error, "prompt": request.prompt,
-            "images": [hashlib.sha256(image).hexdigest() for image in request.images],
+            "attempts": attempts, "asks": asks, "parse_error": error, "system": request.system, "prompt": request.prompt,
+            "images": [hashlib.sha256(image).hexdigest() for image in request.images], "sample": request.sample,
             "at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
