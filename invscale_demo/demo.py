@@ -1,6 +1,6 @@
 """The embedded default: the whole pipeline on a laptop, offline, in minutes.
 
-  python -m invscale_demo [--out runs/demo] [--fresh]
+  python -m invscale_demo [--out runs/demo] [--fresh] [--cait-build]
 
 1. writes the bundled fixtures (the nine benchmark splits at demo scale, and a CAIT folder) and a
    task folder reading them;
@@ -10,6 +10,10 @@
 3. runs the real lmms-eval CLI per model: the nine base tasks, their reversed-option variant, and the
    CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap);
 4. runs `postprocess report` over the logs and prints where the report is.
+
+With --cait-build it instead builds a CAIT folder of 4 scenes through the construction pipeline
+(cait_dataset/build: a fake LLM endpoint, a tiny diffusers pipeline, a demo annotator; see
+invscale_demo/cait_build_demo.py) and runs the CAIT tasks on it with the smallest tiny model of each family.
 
 The tiny models answer one token (their answers are chance-level by construction; see
 invscale_demo/tiny_models.py), so the cases the report finds are chance and position-bias flips: the point is
@@ -155,14 +159,52 @@ def run_demo(out: Path) -> Path:
     return report
 
 
+CAIT_BUILD_TASKS = ["cait", "cait_swap", "cait_describe"]
+
+
+def run_cait_build_demo(out: Path) -> Path:
+    """Build the demo CAIT folder, then run the CAIT tasks on it with the first size of each family."""
+    from lmms_eval_tasks import cait
+
+    from .cait_build_demo import build_demo_cait
+
+    out = out.resolve()
+    data = cait.prepare(build_demo_cait(out), out / "cait_build_data")
+    tasks_dir = export_tasks(out / "cait_build_tasks", {"cait": str(data)})
+    logs_root = out / "cait_build_logs"
+    for family, (wrapper, sizes) in FAMILIES.items():
+        label, size, seed = sizes[0]
+        key = model_key(family, label)
+        results, samples = find_outputs(logs_root / key, CAIT_BUILD_TASKS)
+        if results is not None and len(samples) == len(CAIT_BUILD_TASKS):
+            print(f"[demo] {key}: complete run found, kept ({results.parent})")
+            continue
+        path = ensure_model(out / "models" / key, wrapper, size, seed=seed)
+        command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", CAIT_BUILD_TASKS, logs_root / key,
+                                    include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu",
+                                    batch_size=BATCH_SIZE)
+        run = run_lmms_eval(command, logs_root / key, CAIT_BUILD_TASKS, logs_root / key / "lmms_eval.log")
+        print(f"[demo] {key}: {', '.join(CAIT_BUILD_TASKS)} on the built scenes in {run.seconds:.0f} s -> "
+              f"{run.results.parent}")
+    return logs_root
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
+    parser.add_argument("--cait-build", action="store_true",
+                        help="build 4 CAIT scenes through cait-build offline and run the CAIT tasks on them")
     args = parser.parse_args(argv)
     if args.fresh and args.out.exists():
         shutil.rmtree(args.out)
     started = time.time()
+    if args.cait_build:
+        logs = run_cait_build_demo(args.out)
+        print(f"\n[demo] done in {time.time() - started:.0f} s")
+        print(f"  CAIT folder:    {args.out.resolve() / 'cait_build' / 'cait'}")
+        print(f"  lmms-eval logs: {logs}")
+        return
     report = run_demo(args.out)
     print(f"\n[demo] done in {time.time() - started:.0f} s")
     print(f"  lmms-eval logs: {args.out.resolve() / 'logs'}")

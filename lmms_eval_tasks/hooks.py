@@ -93,6 +93,18 @@ def doc_to_visual(doc: dict) -> list:
     return [load_image(doc[field], f"{where} field '{field}'") for field in question.image_fields if field not in missing]
 
 
+def scored_visuals(doc: dict) -> list:
+    """doc_to_visual for a doc that process_results gets. lmms-eval drops a dataset's image columns from
+    those docs unless it runs with --process_with_media; a missing column then says so, rather than
+    reading as a question without images."""
+    question = question_of(doc)
+    dropped = [field for field in question.image_fields if field not in doc]
+    if dropped:
+        raise DocError(f"{question.benchmark} {question.question_id}: the scored doc has no image column(s) "
+                       f"{dropped}: run lmms-eval with --process_with_media to show a judge the images")
+    return doc_to_visual(doc)
+
+
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
     return doc[PROMPT_COLUMN]
 
@@ -137,7 +149,7 @@ def process_results(doc: dict, results: list) -> dict:
     if kind == "describe":  # a caption, not an answer: nothing to extract or score
         outcome = Outcome(None, None, "none", "describe")
         return {"empty_response_rate": not response.strip(), "per_question": per_question_record(question, outcome)}
-    outcome = score(question, response)
+    outcome = score(question, response, images=lambda: scored_visuals(doc))  # loaded only if a judge is asked
     values: dict = {} if outcome.correct is None else {"accuracy": outcome.correct}
     if kind == "cait":
         values["macro_f1"] = [outcome.prediction, question.gold]

@@ -19,6 +19,32 @@ from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
 BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
 SPLITS = SPLIT_NAMES
 MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
+# Why extraction gave no prediction (optional field `abstain_reason`; null when the rules gave one):
+#   empty               nothing outside the reasoning block
+#   refusal             declines or cannot answer ("cannot determine", "no image", "Answer: N/A")
+#   none_fit            says that no option is right ("none of the options match", "neither")
+#   hedge               leaves two or more options open ("either B or C", "A or B", "both equally close")
+#   several_answers     commits to two or more options at once ("A, C", "A and C are correct")
+#   all_options_listed  repeats the option list instead of choosing
+#   self_contradiction  two different answers with no correction between them, or a letter with another option's text
+#   out_of_range        names an option that does not exist ("(C)" of two; a letter to an open question)
+#   truncated           stops mid-sentence before stating an answer (a cut or looping generation)
+#   no_answer           names no option in a way that commits (a description, working without a conclusion)
+ABSTAIN_REASONS = ("empty", "refusal", "none_fit", "hedge", "several_answers", "all_options_listed",
+                   "self_contradiction", "out_of_range", "truncated", "no_answer")
+# When a judge was asked about a response the rules left unparsed (during the run: scoring's adjudicator;
+# afterwards: `python -m postprocess adjudicate`, merged by ingestion), the record also holds
+#   judge          the judge's name in its judges file
+#   judge_model    the model id the judge's endpoint was sent
+#   judge_verdict  the judge's raw answer (null when the call failed)
+#   judge_status   one of JUDGE_STATUSES:
+#                    settled    the verdict names an answer: it is the prediction, match "judge"
+#                    no_answer  the judge says the response commits to no answer: still match "none"
+#                    unparsed   the verdict stayed malformed or off-list after the retries: still "none"
+#                    failed     the call failed (after the client's retries and timeouts): still "none"
+#   judge_error    why the verdict did not parse or the call failed (null otherwise)
+# `abstain_reason` stays: why the rules abstained. Records the judge was not asked lack these fields.
+JUDGE_STATUSES = ("settled", "no_answer", "unparsed", "failed")
 
 # field -> allowed python types (None means JSON null is allowed)
 REQUIRED_FIELDS: dict[str, tuple] = {
@@ -82,4 +108,17 @@ def validate_record(record: Any) -> dict:
         raise RecordError("per_question has match 'none' but correct true")
     if not record["question_id"]:
         raise RecordError("per_question field 'question_id' is empty")
+    reason = record.get("abstain_reason")
+    if reason is not None and reason not in ABSTAIN_REASONS:
+        raise RecordError(f"per_question field 'abstain_reason' is {reason!r}, not one of {ABSTAIN_REASONS}")
+    if reason is not None and record["match"] not in ("none", "judge"):
+        raise RecordError(f"per_question has abstain_reason {reason!r} but match {record['match']!r}")
+    status = record.get("judge_status")
+    if status is not None and status not in JUDGE_STATUSES:
+        raise RecordError(f"per_question field 'judge_status' is {status!r}, not one of {JUDGE_STATUSES}")
+    if (record["match"] == "judge") != (status == "settled"):
+        raise RecordError(f"per_question has match {record['match']!r} but judge_status {status!r} "
+                          "(a judge's answer is match 'judge' exactly when its status is 'settled')")
+    if status is not None and not (isinstance(record.get("judge"), str) and isinstance(record.get("judge_model"), str)):
+        raise RecordError("per_question has a judge_status but no judge / judge_model names")
     return record

@@ -190,3 +190,19 @@ def test_process_results_returns_the_tasks_metrics_and_nothing_else(task, rows, 
     result = process_results(doc, ["B"])
     assert set(result) == metrics - ({"accuracy"} if not with_accuracy else set())
     assert "response" not in result["per_question"]
+
+
+@pytest.mark.parametrize("task", [t for t, e in TASKS.items() if e.variant == "identity"
+                                  and e.spec.name in ROWS_WITH_FEATURES])
+def test_the_identity_variant_re_asks_the_direct_prompt_unchanged(task):
+    """Table 43's "identity" row: the same questions, options, gold and prompt as the base task, recorded as
+    variant "identity" so that a re-run joins the direct run question by question."""
+    entry = TASKS[task]
+    dataset = datasets.Dataset.from_list(*ROWS_WITH_FEATURES[entry.spec.name]())
+    direct, identity = prepare_docs(dataset, entry.base), prepare_docs(dataset, task)
+    assert direct[PROMPT_COLUMN] == identity[PROMPT_COLUMN]
+    for before, after in zip(direct, identity):
+        shown, original = question_of(after), question_of(before)
+        assert shown.variant == "identity" and original.variant == "direct"
+        assert (shown.question_id, shown.options, shown.gold, shown.permutation) == \
+               (original.question_id, original.options, original.gold, None)

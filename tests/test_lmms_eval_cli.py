@@ -2,17 +2,26 @@
 
 A random-weight model answers noise, so these tests check the protocol, not accuracy: every task and
 variant runs, every sample line carries a valid per_question record, question ids join across
-variants, and the gold option is the same option in every order.
+variants, and the gold option is the same option in every order; and the answer-adjudication judge
+asked from inside the run.
 """
 
+import hashlib
 import json
 from collections import defaultdict
 
 import pytest
+import yaml
+from reeval_server import AdjudicationJudge, JudgeServer
 
 from launch.runner import lmms_eval_command, run_lmms_eval
+from lmms_eval_tasks import scoring
 from lmms_eval_tasks.catalog import GROUPS, TASKS
+from lmms_eval_tasks.hooks import doc_to_visual, prepare_docs, question_of
 from lmms_eval_tasks.record import validate_record
+from postprocess.adjudication import live
+from postprocess.judges.client import image_bytes
+from postprocess.logs.questions import dataset_source, load_split
 
 pytestmark = pytest.mark.cli
 TEST_GEN_KWARGS = "max_new_tokens=6"  # random weights never stop by themselves; the tasks' own budget is 2048/4096
@@ -122,3 +131,43 @@ def test_a_second_model_wrapper_runs_through_its_chat_path(tmp_path, fixture_tas
     for path in run.samples.values():
         assert read_records(path)
     assert "llava_hf" in json.loads(run.results.read_text())["config"]["model"]
+
+
+def test_the_adjudicator_judges_unparsed_answers_during_the_run(tmp_path, fixture_tasks, tiny_qwen3_vl):
+    """Two-token answers of a random-weight model rarely name an option: the rules abstain and the seam asks
+    the judge (the local server) with the question's images, inside the lmms-eval run."""
+    key = "sk-test-adjudication-cli-91b4"
+    tasks = ["blink_val_reverse", "invscale_mme_test"]  # multi-image with reordered options; yes/no
+    with JudgeServer(keys={key}, answer=AdjudicationJudge(), lifetime_s=600) as server:
+        judges = tmp_path / "judges.yaml"
+        judges.write_text(yaml.safe_dump({"judges": [{
+            "name": "local", "provider": "openai", "model": "judge-model", "base_url": server.openai_url,
+            "api_key_env": "ADJUDICATION_CLI_KEY", "requests_per_second": 1000, "max_retries": 1, "backoff_s": 0.01,
+            "timeout_s": 30, "max_tokens": 8}]}))
+        env = {scoring.ADJUDICATOR_ENV: "postprocess.adjudication.live:adjudicate", live.JUDGES_ENV: str(judges),
+               live.CACHE_ENV: str(tmp_path / "cache"), "ADJUDICATION_CLI_KEY": key}
+        command = lmms_eval_command("qwen3_vl", f"pretrained={tiny_qwen3_vl},device_map=cpu", tasks, tmp_path / "out",
+                                    include_path=fixture_tasks, limit=4, gen_kwargs="max_new_tokens=2", device="cpu")
+        command.append("--process_with_media")  # else lmms-eval scores docs without their image columns
+        run = run_lmms_eval(command, tmp_path / "out", tasks, tmp_path / "lmms_eval.log", env=env)
+        seen = [request.images for request in server.answered]
+
+    records = [record for task in tasks for record in read_records(run.samples[task])]
+    judged = [record for record in records if "judge_status" in record]
+    assert judged and len(judged) == len(seen)  # one call per answer the rules left unparsed: nothing cached yet
+    assert all(record["abstain_reason"] is not None and record["judge_model"] == "judge-model" for record in judged)
+    assert not [r for r in records if r["match"] == "none" and r["gold"] is not None and "judge_status" not in r]
+    settled = [record for record in judged if record["judge_status"] == "settled"]
+    assert settled and all(r["match"] == "judge" and r["prediction"] == r["judge_verdict"] for r in settled)
+    assert {record["judge_status"] for record in judged} <= {"settled", "no_answer"}
+
+    # the judge saw each question's images as the model got them
+    docs = {}
+    for task in tasks:
+        spec = TASKS[task].spec
+        for doc in prepare_docs(load_split(dataset_source(spec, fixture_tasks), spec.task), task):
+            docs[(question_of(doc).benchmark, question_of(doc).question_id)] = doc
+    expected = [tuple(hashlib.sha256(image_bytes(image)).hexdigest()
+                      for image in doc_to_visual(docs[(r["benchmark"], r["question_id"])])) for r in judged]
+    assert sorted(seen) == sorted(expected) and all(seen)
+    assert not any(key in path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file())

@@ -17,8 +17,9 @@ def _model_map(items: list[str]) -> dict[str, str]:
     return overrides
 
 
-def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """The options that say which logs to read and how their models map to the registry."""
+def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, judge_option: bool = True) -> None:
+    """The options that say which logs to read and how their models map to the registry (and, with
+    judge_option, whether the judge's adjudications count)."""
     parser.add_argument("--logs", nargs="+", required=required, type=Path, metavar="DIR", help="lmms-eval output folders")
     parser.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
                         help="map a model path in results.json to a registry key")
@@ -29,6 +30,10 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
     parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bars on long steps (default: when stderr is a terminal)")
+    if judge_option:
+        parser.add_argument("--no-judge", action="store_true",
+                            help="score as the extraction rules alone do: ignore the adjudications beside the logs "
+                                 "and count the answers a judge settled during the run as unparsed")
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -37,7 +42,28 @@ def show_progress(args: argparse.Namespace) -> bool:
 
 
 def read_logs(args: argparse.Namespace):
-    """(registry, IngestResult) for the log options of add_log_arguments."""
+    """(registry, IngestResult) for the log options of add_log_arguments, with the judge's adjudications
+    kept beside the logs merged into the table (postprocess/logs/adjudications.py), or with --no-judge
+    every answer a judge settled unparsed again."""
+    registry, result, _ = read_judged_logs(args)
+    return registry, result
+
+
+def read_judged_logs(args: argparse.Namespace):
+    """read_logs, with the merge's account of each adjudication (None with --no-judge)."""
+    from dataclasses import replace
+
+    from postprocess.logs.adjudications import apply_adjudications, rules_only
+
+    registry, result = ingest(args)
+    if args.no_judge:
+        return registry, replace(result, table=rules_only(result.table)), None
+    merged = apply_adjudications(result.table, args.logs)
+    return registry, replace(result, table=merged.table), merged
+
+
+def ingest(args: argparse.Namespace):
+    """(registry, IngestResult) of the logs as lmms-eval wrote them (answers settled during the run included)."""
     from model_configs import load_registry
     from postprocess.logs.cache import load_or_ingest
     from postprocess.logs.ingest import ingest_logs

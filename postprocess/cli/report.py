@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from postprocess.cli.logs import add_log_arguments, read_logs
+from postprocess.cli.logs import add_log_arguments, read_judged_logs
 from postprocess.inverse_scaling.parameters import Parameters
 
 DEFAULTS = Parameters()
@@ -18,20 +18,38 @@ def _subtask(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """The analysis parameters (the cases), shared by every command that finds cases."""
+    parser.add_argument("--min-n", type=int, default=DEFAULTS.min_n,
+                        help=f"shared questions for an eligible comparison ({DEFAULTS.min_n})")
+    parser.add_argument("--min-net", type=int, default=DEFAULTS.min_net, help=f"Net for a case ({DEFAULTS.min_net})")
+    parser.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
+                        help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
+    parser.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+
+
+def analysis_parameters(args: argparse.Namespace) -> Parameters:
+    return Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
+
+
 def add(subparsers: argparse._SubParsersAction) -> None:
     report = subparsers.add_parser("report", help="ingest logs, run the analysis, write tables, figures and report")
     add_log_arguments(report)
     report.add_argument("--out", required=True, type=Path, metavar="OUT", help="output folder")
-    report.add_argument("--min-n", type=int, default=DEFAULTS.min_n,
-                        help=f"shared questions for an eligible comparison ({DEFAULTS.min_n})")
-    report.add_argument("--min-net", type=int, default=DEFAULTS.min_net, help=f"Net for a case ({DEFAULTS.min_net})")
-    report.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
-                        help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
-    report.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+    add_analysis_arguments(report)
     report.add_argument("--figure-subtask", nargs="+", default=[], type=_subtask, metavar="BENCHMARK/SPLIT/SUBTASK",
                         help="Figure 1 panels (default: the most replicated subtasks)")
     report.add_argument("--reeval", type=Path, metavar="DIR",
                         help="a `cait-reeval` output folder: adds the judges' tables to the CAIT section")
+    report.add_argument("--taxonomy", type=Path, metavar="DIR",
+                        help="a `taxonomy` output folder: adds the error-taxonomy section (Section 5.6)")
+    report.add_argument("--human", nargs="+", default=[], type=Path, metavar="DIR",
+                        help="`human-stats` output folders: adds the human-annotation section (Table 39, CAIT "
+                             "Table 12, failure modes) and the CAIT human baseline row")
+    report.add_argument("--human-annotations", nargs=3, action="append", default=[],
+                        metavar=("SET", "ANNOTATIONS", "ITEMS"),
+                        help="a task set's annotations CSV (human-import) and items CSV (human-export), computed "
+                             "here instead of read from a human-stats folder; repeatable")
     report.set_defaults(handler=run_report)
 
 
@@ -68,8 +86,45 @@ def _quality_frames(result, registry) -> dict:
     }
 
 
-def _cait_section(result, registry, reeval_dir: Path | None) -> list:
-    """The CAIT tables of the CAIT rows, with the re-evaluation when given."""
+def _human_statistics(args: argparse.Namespace) -> dict:
+    """{task set: agreement.py's frames} from --human folders and --human-annotations triples; a set given
+    twice is an error (which one would the report show?)."""
+    from postprocess.cli.human import read_items
+    from postprocess.human.label_studio import read_annotations
+    from postprocess.human.stats_files import read_statistics, set_statistics
+    from postprocess.human.task_sets import SET_NAMES
+
+    found: dict[str, tuple[str, dict]] = {}
+
+    def add(task_set: str, source: str, tables: dict) -> None:
+        if task_set in found:
+            raise ValueError(f"human task set {task_set!r} is given twice: {found[task_set][0]} and {source}")
+        found[task_set] = (source, tables)
+
+    for folder in args.human:
+        for task_set, tables in read_statistics(folder).items():
+            add(task_set, str(folder), tables)
+    for task_set, annotations, items in args.human_annotations:
+        if task_set not in SET_NAMES:
+            raise ValueError(f"--human-annotations: unknown task set {task_set!r}; task sets: {', '.join(SET_NAMES)}")
+        add(task_set, annotations, set_statistics(task_set, read_annotations(Path(annotations)),
+                                                  read_items(Path(items))))
+    return {task_set: tables for task_set, (_, tables) in found.items()}
+
+
+def _taxonomy_section(folder: Path, registry) -> list:
+    """The taxonomy tables of a `taxonomy` output folder."""
+    from postprocess.inverse_scaling.taxonomy.judging import read_taxonomy
+    from postprocess.inverse_scaling.taxonomy.numbers import taxonomy_numbers
+    from postprocess.order import family_order
+    from postprocess.render.taxonomy_tables import taxonomy_tables
+
+    verdicts, strata = read_taxonomy(folder)
+    return taxonomy_tables(taxonomy_numbers(verdicts, family_order(registry.models_frame())), strata)
+
+
+def _cait_section(result, registry, reeval_dir: Path | None, human=None) -> list:
+    """The CAIT tables of the CAIT rows, with the re-evaluation and the human baseline row when given."""
     from postprocess.cait.metrics import cait_models_frame, cait_numbers, run_timing
     from postprocess.cait.reeval import read_reeval_items
     from postprocess.render.cait_tables import cait_tables
@@ -79,7 +134,22 @@ def _cait_section(result, registry, reeval_dir: Path | None) -> list:
         return []
     reeval_items = read_reeval_items(reeval_dir) if reeval_dir else None
     numbers = cait_numbers(rows, cait_models_frame(registry), run_timing(result.runs, result.run_tasks), reeval_items)
-    return cait_tables(numbers)
+    return cait_tables(numbers, human)
+
+
+def _adjudication_section(benchmarks, registry, params, analysis, merged) -> list:
+    """With answers a judge settled (or adjudications read beside the logs): the analysis again as the
+    rules alone score the table, and what the judge changes."""
+    from postprocess.inverse_scaling.adjudication import adjudication_effect
+    from postprocess.inverse_scaling.analysis import run_analysis
+    from postprocess.logs.adjudications import rules_only
+    from postprocess.render.adjudication_tables import adjudication_tables
+
+    outcomes = merged.counts() if merged is not None else None
+    if not (benchmarks["match"] == "judge").any() and not (outcomes and sum(outcomes.values())):
+        return []
+    without = run_analysis(rules_only(benchmarks), registry.models_frame(), params)
+    return adjudication_tables(adjudication_effect(benchmarks, analysis, without), outcomes)
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -87,12 +157,20 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.render.outputs import write_outputs, write_sections_only
     from postprocess.render.report import count
 
-    params = Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
-    registry, result = read_logs(args)
+    params = analysis_parameters(args)
+    registry, result, merged = read_judged_logs(args)
     if result.table.empty:
         folders = ", ".join(map(str, args.logs))
         raise ValueError(f"no per-question rows found under {folders} (runs found: {len(result.runs)})")
-    sections = [("CAIT (Seeing vs. Believing)", _cait_section(result, registry, args.reeval))]
+    from postprocess.render.human_tables import human_tables
+
+    human = _human_statistics(args)
+    baseline = human["cait-baseline"]["baseline"] if "cait-baseline" in human else None
+    sections = [
+        ("Error taxonomy (Section 5.6)", _taxonomy_section(args.taxonomy, registry) if args.taxonomy else []),
+        ("Human annotation (Appendix H; CAIT Appendix A.2 and Section 5.3)", human_tables(human)),
+        ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, args.reeval, baseline)),
+    ]
     quality = _quality_frames(result, registry)
     # CAIT is not one of the paper's benchmark splits: it has its own section, never pairwise flips.
     benchmarks = result.table[result.table["benchmark"] != "CAIT"]
@@ -101,6 +179,7 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"no benchmark rows for the inverse-scaling analysis; CAIT report: {paths['report_html']}")
         return 0
     analysis = run_analysis(benchmarks, registry.models_frame(), params)
+    sections.insert(0, ("Answer adjudication", _adjudication_section(benchmarks, registry, params, analysis, merged)))
     paths = write_outputs(analysis, args.out, quality=quality, extra_sections=sections,
                           figure_subtasks=args.figure_subtask or None)
     summary = analysis.summary

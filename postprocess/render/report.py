@@ -43,7 +43,8 @@ SECTIONS: list[tuple[str, list[str]]] = [
             "curve_shapes",
         ],
     ),
-    ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "table43_option_order"]),
+    ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "appendixL_cot_accuracy_change",
+                  "appendixL_cot_accuracy_by_model", "table43_option_order"]),
     ("Aggregate accuracy", ["appendixB_accuracy_"]),
     ("All cases and subtask accuracy", ["appendixC_all_cases", "appendixB_subtask_accuracy_"]),
 ]
