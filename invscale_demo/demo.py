@@ -1,6 +1,6 @@
 """The embedded default: the whole pipeline on a laptop, offline, in minutes.
 
-  python -m invscale_demo [--out runs/demo] [--fresh]
+  python -m invscale_demo [--out runs/demo] [--fresh] [--cait-build]
 
 1. writes the bundled fixtures (the nine benchmark splits at demo scale, and a CAIT folder) and a
    task folder reading them;
@@ -11,6 +11,10 @@
    CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap);
 4. runs `postprocess report` over the logs and prints where the report is.
 
+With --cait-build it instead builds a CAIT folder of 4 scenes through the construction pipeline
+(cait_dataset/build: a fake LLM endpoint, a tiny diffusers pipeline, a demo annotator; see
+invscale_demo/cait_build_demo.py) and runs the CAIT tasks on it with the smallest tiny model of each family.
+
 The tiny models answer one token (their answers are chance-level by construction; see
 invscale_demo/tiny_models.py), so the cases the report finds are chance and position-bias flips: the point is
 the pipeline, not the findings. Fixtures are small, so the report uses --min-n 10 instead of 20.
@@ -20,13 +24,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import yaml
+from tqdm import tqdm
 
 from lmms_eval_tasks.catalog import GROUPS, TASKS
 from launch.runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
@@ -86,6 +93,50 @@ def build_models(out: Path) -> tuple[list[tuple[str, str, Path]], Path]:
     return built, registry
 
 
+RESPONDING = re.compile(rb"Model Responding:\s*\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+)")
+
+
+def answered(log_tail: bytes) -> tuple[int, int] | None:
+    """(answers done, answers in all) from the last of lmms-eval's "Model Responding: 42%|... | 64/153" bars."""
+    matches = RESPONDING.findall(log_tail)
+    return (int(matches[-1][0]), int(matches[-1][1])) if matches else None
+
+
+def _follow(log: Path, bar, stop: threading.Event) -> None:
+    """Move `bar` along lmms-eval's own answer progress in its log until `stop` is set."""
+    while not stop.wait(0.5):
+        try:
+            with open(log, "rb") as handle:
+                handle.seek(max(0, log.stat().st_size - 4096))
+                progress = answered(handle.read())
+        except FileNotFoundError:
+            continue
+        if progress:
+            done, total = progress
+            bar.total = total
+            bar.set_postfix_str("answering" if done < total else "scoring and writing logs", refresh=False)
+            bar.update(done - bar.n)
+
+
+def run_with_progress(key: str, command: list[str], logs: Path, expected: list[str]):
+    """run_lmms_eval with a progress bar of the model's answers in a terminal; elsewhere one line when it starts
+    (the run's own output goes to its log)."""
+    log = logs / "lmms_eval.log"
+    interactive = sys.stderr.isatty()
+    if not interactive:
+        print(f"[demo] {key}: running {len(expected)} tasks (log: {log})", flush=True)
+    with tqdm(desc=f"[demo] {key}", unit="answer", total=None, disable=not interactive, leave=False,
+              postfix="loading the model and the tasks") as bar:
+        stop = threading.Event()
+        follower = threading.Thread(target=_follow, args=(log, bar, stop), daemon=True)
+        follower.start()
+        try:
+            return run_lmms_eval(command, logs, expected, log)
+        finally:
+            stop.set()
+            follower.join()
+
+
 def run_demo(out: Path) -> Path:
     out = out.resolve()
     tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures", scale=FIXTURE_SCALE))
@@ -99,7 +150,7 @@ def run_demo(out: Path) -> Path:
             continue
         command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", DEMO_TASKS, logs,
                                     include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu", batch_size=BATCH_SIZE)
-        run = run_lmms_eval(command, logs, expected, logs / "lmms_eval.log")
+        run = run_with_progress(key, command, logs, expected)
         print(f"[demo] {key}: {len(expected)} tasks in {run.seconds:.0f} s -> {run.results.parent}")
     report = out / "report"
     subprocess.run([sys.executable, "-m", "postprocess", "report", "--logs", str(out / "logs"), "--out", str(report),
@@ -108,14 +159,52 @@ def run_demo(out: Path) -> Path:
     return report
 
 
+CAIT_BUILD_TASKS = ["cait", "cait_swap", "cait_describe"]
+
+
+def run_cait_build_demo(out: Path) -> Path:
+    """Build the demo CAIT folder, then run the CAIT tasks on it with the first size of each family."""
+    from lmms_eval_tasks import cait
+
+    from .cait_build_demo import build_demo_cait
+
+    out = out.resolve()
+    data = cait.prepare(build_demo_cait(out), out / "cait_build_data")
+    tasks_dir = export_tasks(out / "cait_build_tasks", {"cait": str(data)})
+    logs_root = out / "cait_build_logs"
+    for family, (wrapper, sizes) in FAMILIES.items():
+        label, size, seed = sizes[0]
+        key = model_key(family, label)
+        results, samples = find_outputs(logs_root / key, CAIT_BUILD_TASKS)
+        if results is not None and len(samples) == len(CAIT_BUILD_TASKS):
+            print(f"[demo] {key}: complete run found, kept ({results.parent})")
+            continue
+        path = ensure_model(out / "models" / key, wrapper, size, seed=seed)
+        command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", CAIT_BUILD_TASKS, logs_root / key,
+                                    include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu",
+                                    batch_size=BATCH_SIZE)
+        run = run_lmms_eval(command, logs_root / key, CAIT_BUILD_TASKS, logs_root / key / "lmms_eval.log")
+        print(f"[demo] {key}: {', '.join(CAIT_BUILD_TASKS)} on the built scenes in {run.seconds:.0f} s -> "
+              f"{run.results.parent}")
+    return logs_root
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
+    parser.add_argument("--cait-build", action="store_true",
+                        help="build 4 CAIT scenes through cait-build offline and run the CAIT tasks on them")
     args = parser.parse_args(argv)
     if args.fresh and args.out.exists():
         shutil.rmtree(args.out)
     started = time.time()
+    if args.cait_build:
+        logs = run_cait_build_demo(args.out)
+        print(f"\n[demo] done in {time.time() - started:.0f} s")
+        print(f"  CAIT folder:    {args.out.resolve() / 'cait_build' / 'cait'}")
+        print(f"  lmms-eval logs: {logs}")
+        return
     report = run_demo(args.out)
     print(f"\n[demo] done in {time.time() - started:.0f} s")
     print(f"  lmms-eval logs: {args.out.resolve() / 'logs'}")

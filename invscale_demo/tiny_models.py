@@ -7,6 +7,8 @@ BUILDERS is keyed by the `--model` name of the lmms-eval wrapper that runs the m
   key          builder                   model class                              wrapper
   qwen3_vl     build_qwen3_vl            Qwen3VLForConditionalGeneration          lmms-eval qwen3_vl (chat)
                (folder matching A\d+B)   Qwen3VLMoeForConditionalGeneration       lmms-eval qwen3_vl (chat)
+  qwen2_5_vl   build_qwen2_5_vl          Qwen2_5_VLForConditionalGeneration       lmms-eval qwen2_5_vl (chat; the CAIT
+                                                                                  LoRA study's base model)
   internvl_hf  build_internvl            InternVLForConditionalGeneration         lmms-eval internvl_hf (chat)
   gemma3       build_gemma3              Gemma3ForConditionalGeneration           lmms-eval gemma3 (simple)
   molmo2       build_molmo2              Molmo2ForConditionalGeneration           lmms_eval_models.molmo2 (chat,
@@ -149,6 +151,33 @@ def build_qwen3_vl(out: Path, size: str = "small", seed: int = 0) -> Path:
         model = T.Qwen3VLMoeForConditionalGeneration(T.Qwen3VLMoeConfig(text_config=text, vision_config=vision, **tokens))
     else:
         model = T.Qwen3VLForConditionalGeneration(T.Qwen3VLConfig(text_config=text, vision_config=vision, **tokens))
+    return _save(model, processor, tok, out, eos=ids["<|im_end|>"], pad=ids["<|endoftext|>"])
+
+
+def build_qwen2_5_vl(out: Path, size: str = "small", seed: int = 0) -> Path:
+    """Qwen2.5-VL (window-attention ViT + Qwen2 text) for lmms-eval's `qwen2_5_vl` wrapper (needs torchvision)."""
+    import torch
+    import transformers as T
+
+    torch.manual_seed(seed)
+    tok = T.Qwen2TokenizerFast(tokenizer_object=_bpe_tokenizer(QWEN_SPECIALS), bos_token=None, eos_token="<|im_end|>",
+                               pad_token="<|endoftext|>", unk_token=None, additional_special_tokens=QWEN_SPECIALS[1:])
+    tok.chat_template = QWEN_CHAT_TEMPLATE
+    ids = {t: tok.convert_tokens_to_ids(t) for t in QWEN_SPECIALS}
+    processor = T.Qwen2_5_VLProcessor(image_processor=T.Qwen2VLImageProcessor(patch_size=14), tokenizer=tok,
+                                      video_processor=T.Qwen2VLVideoProcessor(patch_size=14),
+                                      chat_template=QWEN_CHAT_TEMPLATE)
+    text = _text_config(len(tok), size)
+    head_dim = text["hidden_size"] // text["num_attention_heads"]
+    half = head_dim // 2  # mrope sections (temporal, height, width) split half the head dimension
+    text.update(bos_token_id=0, eos_token_id=ids["<|im_end|>"], pad_token_id=0,
+                rope_scaling={"type": "mrope", "mrope_section": [half - 2 * (half // 3), half // 3, half // 3]})
+    vision = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=text["hidden_size"],
+                  patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112, fullatt_block_indexes=[1])
+    config = T.Qwen2_5_VLConfig(text_config=text, vision_config=vision, image_token_id=ids["<|image_pad|>"],
+                                video_token_id=ids["<|video_pad|>"], vision_start_token_id=ids["<|vision_start|>"],
+                                vision_end_token_id=ids["<|vision_end|>"])
+    model = T.Qwen2_5_VLForConditionalGeneration(config)
     return _save(model, processor, tok, out, eos=ids["<|im_end|>"], pad=ids["<|endoftext|>"])
 
 
@@ -315,7 +344,7 @@ def _save(model, processor, tokenizer, out: Path, eos: int, pad: int) -> Path:
 
 
 # key: the lmms-eval `--model` name of the wrapper that runs the builder's models (table in the module docstring)
-BUILDERS = {"qwen3_vl": build_qwen3_vl, "internvl_hf": build_internvl, "gemma3": build_gemma3, "molmo2": build_molmo2,
+BUILDERS = {"qwen3_vl": build_qwen3_vl, "qwen2_5_vl": build_qwen2_5_vl, "internvl_hf": build_internvl, "gemma3": build_gemma3, "molmo2": build_molmo2,
             "llava_hf": build_llava}
 
 

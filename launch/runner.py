@@ -1,11 +1,14 @@
 """Run the real lmms-eval CLI and check what it wrote.
 
 lmms-eval exits 0 even when evaluation raised, so a run is judged by its files: one results.json and
-one non-empty samples JSONL per task under the model's output folder.
+one non-empty samples JSONL per task under the model's output folder. A complete run counts only when
+results.json records the settings the command asks for (settings_difference): a `--limit 5` smoke test,
+or a run with other model_args or gen_kwargs, is never taken for the run asked for.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +19,10 @@ from pathlib import Path
 from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, read_results, samples_files_of
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# lmms-eval's chat wrappers encode images in this format (protocol.py); PNG is lossless, JPEG would alter pixels
+PROTOCOL_ENV = {"LMMS_IMAGE_ENCODE_FORMAT": "PNG"}
+# the lmms-eval flags whose values a complete run must have been given (results.json resolved_cli_args)
+RECORDED_FLAGS = {"--model_args": "model_args", "--gen_kwargs": "gen_kwargs", "--limit": "limit", "--device": "device"}
 
 
 class RunFailed(RuntimeError):
@@ -28,6 +35,15 @@ class RunOutput:
     samples: dict[str, Path]  # task -> samples JSONL
     log: Path
     seconds: float
+
+
+def simple_wrapper_forced(model: str) -> bool:
+    """Whether `model` must run through lmms-eval's simple wrapper (--force_simple) with the installed lmms-eval:
+    0.7.0's qwen3_vl chat wrapper fails on every request ('Qwen3_VL' object has no attribute 'fps'; fixed in
+    0.7.1). The simple wrapper answers the same prompts and images, without token counts or timing."""
+    import importlib.metadata
+
+    return model == "qwen3_vl" and importlib.metadata.version("lmms-eval") in ("0.7", "0.7.0")
 
 
 def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Path, *, include_path: Path | None = None,
@@ -43,6 +59,8 @@ def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Pat
         command += ["--limit", str(limit)]
     if gen_kwargs:
         command += ["--gen_kwargs", gen_kwargs]
+    if simple_wrapper_forced(model):
+        command.append("--force_simple")
     return command
 
 
@@ -62,7 +80,8 @@ def run_lmms_eval(command: list[str], output: Path, tasks: list[str], log: Path,
     output.mkdir(parents=True, exist_ok=True)
     started = time.time()
     with open(log, "w") as handle:
-        code = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, **OFFLINE_ENV, **(env or {})}).returncode
+        code = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT,
+                              env={**os.environ, **OFFLINE_ENV, **(env or {}), **PROTOCOL_ENV}).returncode
     results, samples = find_outputs(output, tasks, since=started - 1)
     missing = [task for task in tasks if task not in samples]
     if code != 0 or results is None or missing:
@@ -101,6 +120,38 @@ def incomplete_reason(output: Path, tasks: list[str]) -> str | None:
         if effective is not None and lines != effective:
             return f"{path} has {lines} lines, results.json n-samples says {effective}"
     return None
+
+
+def _normalised(flag: str, value) -> str | None:
+    """A flag's value as compared: lmms-eval stores --limit as a float and an absent --gen_kwargs as ""."""
+    if value is None or value == "":
+        return None
+    if flag == "--limit":
+        return f"{float(value):g}"
+    return str(value)
+
+
+def settings_difference(results: Path, command: list[str]) -> str | None:
+    """What differs between the settings `command` passes and those results.json records, or None.
+
+    lmms-eval 0.7.x records its command line under config.resolved_cli_args; a results.json without it
+    (another writer) is not compared. --device is compared only when the command sets it."""
+    try:
+        recorded = json.loads(Path(results).read_text(encoding="utf-8"))["config"]["resolved_cli_args"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(recorded, dict):
+        return None
+    differences = []
+    for flag, key in RECORDED_FLAGS.items():
+        asked = _normalised(flag, command[command.index(flag) + 1] if flag in command[:-1] else None)
+        if flag == "--device" and asked is None:
+            continue
+        ran = _normalised(flag, recorded.get(key))
+        if asked != ran:
+            differences.append(f"{flag} {ran if ran is not None else '(none)'} where this run asks for "
+                               f"{asked if asked is not None else '(none)'}")
+    return "; ".join(differences) or None
 
 
 def lmms_eval_outputs(output: Path) -> list[Path]:

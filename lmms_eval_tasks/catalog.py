@@ -16,9 +16,11 @@ from typing import NamedTuple
 from .benchmarks import BENCHMARKS, BenchmarkSpec
 
 GROUP = "invscale"
-PAPER_VARIANTS = ("direct", "cot", "reverse", "shift1", "shift2", "shift3")
+PAPER_VARIANTS = ("direct", "cot", "identity", "reverse", "shift1", "shift2", "shift3")
 CAIT_VARIANTS = ("direct", "swap", "cot", "structured", "describe")
-UNORDERED_VARIANTS = ("direct", "cot")  # a benchmark without options to reorder (MME: yes/no)
+UNORDERED_VARIANTS = ("direct", "cot", "identity")  # a benchmark without options to reorder (MME: yes/no)
+# The option-order controls of Appendix J (Table 43): the unchanged order re-run, then the reorderings.
+ORDERING_VARIANTS = ("identity", "reverse", "shift1", "shift2", "shift3")
 
 
 class TaskEntry(NamedTuple):

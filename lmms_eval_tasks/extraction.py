@@ -1,38 +1,61 @@
-"""Deterministic answer extraction, shared by every task.
+"""Deterministic answer extraction that commits only when the response commits; shared by every task.
 
-Each extractor returns an `Extraction`: the parsed prediction (or None) and how it was found. Rules
-are tried from the most explicit to the least; the first rule that finds anything decides, and if
-that rule finds two different answers the response is ambiguous and the prediction is None (the
-exceptions, a model's last "the answer is" statement and the result after "=", are named below). An
-inconclusive response is never turned into a guess: it stays None and is scored wrong (match
-"none"), unless an adjudicator (see `scoring.set_adjudicator`) decides it.
+Every extractor returns an `Extraction`: the prediction, the rule that found it and, when there is no
+prediction, the reason (one of record.ABSTAIN_REASONS). A response that does not choose exactly one
+existing option gets no prediction -- never a guess or a default letter; it is scored wrong (match
+"none") unless an adjudicator decides it (scoring.set_adjudicator).
+
+Multiple choice (`extract_choice`) is read in two layers.
+
+1. Commitments, the places where a response states its answer:
+     answer_line       an "Answer: X" line (the CoT format), "Final answer: X"
+     answer_statement  "the (correct|best|closest) answer/option is X", "my choice: X", "I'd go with X",
+                       "So, X.", "Conclusion: X", "X is correct", "X best describes the image",
+                       "the third image is more similar", \\boxed{X}
+     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "Point A"
+     first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."
+     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer."
+     option_text       the first line is exactly one option's text
+     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)"
+   `_Reader.read_phrase` reads what a commitment says: one letter (with or without its option text),
+   an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
+   answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
+   another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
+   when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
+   response contradicts itself. Lines led by different letters (the option list, or an analysis of
+   each option) are no commitment.
+2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
+   (all of a short response, the last two sentences of a long one, the last sentence of one that opens
+   as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
+     mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'"
+     (then "none of the options", and hedges such as "either ... or", "equally")
+     option_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
+     capital      exactly one stand-alone capital option letter: "I think it's B"
+   and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
+
+How letters are recognised (`LETTER`, `_Reader._token`): "(b)", "[B]", "'B'", "option B" and a stand-alone
+capital. A capital "A" or "I" before a lower-case word is the article or the pronoun unless that word is a
+verb of a third-person subject ("A is closer", "I matches"); "I" is a numeral where the response or the
+options write Roman numerals; a capital before "=" or "+" is a variable. A letter that is the subject of a
+sentence about it ("A is farther away", "Option A says ...") is chosen only when the sentence rates it
+("A is correct", "B seems the better fit") or is its own option's text ("A is closer"). A letter right
+after a noun ("point A", "Points A and B", "the third image (C)") labels something in the picture, and a
+bracketed list "(A, B, or C)" names the options without choosing: neither is a mention.
+
+Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
+answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
+answers abstain, and a lone option letter answering an open question is out_of_range.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 
-THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-UNCLOSED_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
-MARKDOWN_EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
-
-# "The answer is (B)", "final answer: **B**", "the correct option is B." -- a bare letter must be a
-# capital standing alone ("the answer is a cat" names no option); a bracketed one may be lower case.
-ANSWER_STATEMENT = re.compile(
-    r"(?:(?i:answer)|(?i:correct|right|best)\s+(?i:option|choice|letter))\s*"
-    r"(?i:is|:|=|would be|should be)?\s*(?i:option|choice|letter)?\s*:?\s*"
-    r"(?:\(\s*([A-Za-z])\s*\)|\[\s*([A-Za-z])\s*\]|([A-Z]))(?![A-Za-z0-9'’])"
-)
-FINAL_ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
-WHOLE_LETTER = re.compile(r"^\W*(?:option\s+|choice\s+)?\(?([A-Za-z])\)?\W*$", re.IGNORECASE)
-# a letter opening a line and followed by a delimiter: "B. Paris", "(B) Paris", "B, because", "B (no cat)"
-LEADING_LETTER = re.compile(r"^\s*\(?([A-Z])(?:\)|\.|:|,|;|\s+-|\s+\(|\s+because\b)")
-LETTER_MENTION = re.compile(r"\(([A-Za-z])\)|\b([A-Z])\)|(?i:option|choice)\s+([A-Z])\b")
-STANDALONE_CAPITAL = re.compile(r"(?<![A-Za-z0-9'’])([A-Z])(?![A-Za-z0-9'’])")
-NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
-YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+from .record import ABSTAIN_REASONS
 
 
 @dataclass(frozen=True)
@@ -40,14 +63,33 @@ class Extraction:
     prediction: str | None
     match: str  # letter, option_text, yes_no, numeric, exact, judge, none
     rule: str  # which rule decided, for debugging and the log
+    reason: str | None = None  # why there is no prediction (record.ABSTAIN_REASONS); None when there is one
 
     @property
     def found(self) -> bool:
         return self.prediction is not None
 
 
-def inconclusive(rule: str) -> Extraction:
-    return Extraction(None, "none", rule)
+def abstain(rule: str, reason: str) -> Extraction:
+    if reason not in ABSTAIN_REASONS:
+        raise ValueError(f"abstain reason {reason!r} is not one of {ABSTAIN_REASONS}")
+    return Extraction(None, "none", rule, reason)
+
+
+# ---------------------------------------------------------------- the text a reader looks at
+
+THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+UNCLOSED_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
+BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+BOX_OPEN, BOX_CLOSE = "\u27e6", "\u27e7"  # \boxed{X} becomes ⟦X⟧, an answer statement
+LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+LATEX_DELIMITER = re.compile(r"\$+|\\[()\[\],;! ]|\\[a-zA-Z]+")
+BOLD_LETTER = re.compile(r"(\*\*|__)[ \t]*\(?([A-Za-z])\)?[ \t]*\1")  # "**B**" is written as an option label: "(B)"
+EMPHASIS = re.compile(r"\*\*|__|`+|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
+LINE_DECORATION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*•][ \t]+)", re.MULTILINE)
+SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
+QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
 def strip_reasoning(response: str) -> str:
@@ -57,6 +99,23 @@ def strip_reasoning(response: str) -> str:
         text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
     text = UNCLOSED_THINK.sub(" ", text)
     return text.strip()
+
+
+def prepare(response: str) -> str:
+    """The response without reasoning blocks, full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
+    markdown emphasis and line decoration (headings, bullets, quotes) removed, curly quotes made straight;
+    a bold letter ("**B**") becomes a bracketed one."""
+    text = SPECIAL_TOKENS.sub(" ", unicodedata.normalize("NFKC", strip_reasoning(response)).translate(QUOTES))
+    text = LATEX_FRACTION.sub(r"(\1)/(\2)", text)
+    text = BOXED.sub(lambda m: f"{BOX_OPEN}{m.group(1)}{BOX_CLOSE}", text)
+    for _ in range(2):  # \text{\textbf{B}}
+        text = LATEX_WRAPPER.sub(r"\1", text)
+    text = LATEX_DELIMITER.sub(" ", text)
+    text = EMPHASIS.sub("", BOLD_LETTER.sub(r"(\2)", text))
+    return LINE_DECORATION.sub("", text).strip()
+
+
+FINAL_ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 def final_answer_segment(text: str) -> str | None:
@@ -69,128 +128,861 @@ def normalise_text(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s%.-]", " ", text.lower())).strip(" .")
 
 
-def _decide(letters: list[str], rule: str, match: str = "letter") -> Extraction | None:
-    """None when the rule found nothing; else the one distinct letter, or an ambiguous (None) prediction."""
-    distinct = sorted(set(letters))
-    if not distinct:
-        return None
-    if len(distinct) == 1:
-        return Extraction(distinct[0], match, rule)
-    return inconclusive(f"{rule}:ambiguous")
+# ---------------------------------------------------------------- what the words mean
+
+# A letter written as an option label. A bracketed, quoted or named letter may be lower case ("(c)").
+LETTER = re.compile(
+    r"(?i:option|choice|letter)s?[ \t]*[:#]?[ \t]*(?:\(\s*(?P<named_b>[A-Za-z])\s*\)|(?P<named>[A-Z])(?![\w']))"
+    r"|\(\s*(?P<bracket>[A-Za-z])\s*\)"
+    r"|\[\s*(?P<square>[A-Za-z])\s*\]"
+    r"|\{\s*(?P<brace>[A-Za-z])\s*\}"
+    r"|(?<![\w'])'(?P<quoted>[A-Za-z])'(?![\w'])|\"(?P<dquoted>[A-Za-z])\""
+    r"|(?<![\w'\-.])(?P<bare>[A-Z])(?![\w'\-])(?!\.[A-Za-z]\.)"
+)
+# "A" and "I" before a lower-case word are the article and the pronoun, unless the word is a verb whose
+# subject is a third person (a pronoun "I" takes "am", "think"; an article takes a noun).
+ARTICLE_OR_PRONOUN = ("A", "I")
+THIRD_PERSON_VERBS = frozenset({
+    "is", "isn't", "seems", "appears", "looks", "matches", "shows", "describes", "depicts", "represents", "fits",
+    "corresponds", "captures", "reflects", "aligns", "has", "hasn't", "does", "doesn't", "best", "remains", "contains",
+    "indicates", "suggests", "illustrates", "portrays", "gives", "includes", "and", "or", "nor", "vs", "versus",
+})
+A_SUBJECT_VERBS = THIRD_PERSON_VERBS | {"was", "wasn't", "would", "could", "should", "must", "might", "will", "cannot",
+                                        "can't", "also", "alone", "only", "because", "since"}
+# A capital that is the subject of a verb ("A is farther away") names a thing, unless the sentence rates it as
+# the answer ("A is correct", "B seems the best fit") or is its own option's text ("A is closer").
+SUBJECT_VERB = re.compile(r"[ \t]+(?:is|isn't|was|wasn't|seems|appears|looks|has|hasn't|does|doesn't|remains|would|could|"
+                          r"should|must|might|will|can|cannot|can't|says|states|describes|suggests|claims|mentions|shows|"
+                          r"depicts|represents|refers|assumes|implies|matches|fits|corresponds)\b")
+# Words that rate an option as the answer: "correct", "the best fit", "more similar", "my choice".
+RATING = (
+    r"(?:correct|true|best|answer|closest|nearest|my\s+(?:answer|choice|pick)|(?:more|most)\s+(?:similar|likely|plausible|"
+    r"accurate|appropriate|suitable|fitting|consistent|probable|reasonable|alike)|(?:a|the)\s+(?:better|closer|best|closest)"
+    r"\s+(?:match|fit|choice|option|answer|description)|(?:correct|right|best|better|only|closest|most\s+\w+)\s+"
+    r"(?:answer|option|choice|one|fit|match|description))"
+)
+EVALUATIVE = re.compile(
+    r"(?i)[ \t]+(?:is|seems|appears|looks|would\s+be|must\s+be|should\s+be|remains)(?:\s+to\s+be)?[ \t]+"
+    r"(?:(?:clearly|definitely|indeed|probably|likely|most\s+likely|certainly|also|still)[ \t]+)?"
+    rf"(?:the[ \t]+)?(?:right|better|accurate|plausible|likely|{RATING})\b"
+    r"|[ \t]+(?:matches|fits|describes|depicts|captures|reflects|represents|shows|corresponds\s+to)\s+(?:the\s+|what\s+)?"
+    r"(?:image|picture|scene|photo|situation|is\s+shown|reference)\b(?!\s+(?:less|worse|poorly))"
+    r"|[ \t]+(?:best|better|more\s+accurately|most\s+accurately|accurately|correctly)\s+(?:describes|matches|fits|"
+    r"represents|captures|depicts|reflects|answers|illustrates|corresponds|aligns)\b|[ \t]+(?:fits|matches)\s+best\b"
+)
+PLURAL_VERB = re.compile(r"(?i)[ \t]+(?:are|were|both|all|show|share|have|look|seem|appear|describe|depict|match|contain|"
+                         r"differ|would|could|might|can|cannot|do|don't)\b")
+PLURAL_RATED = re.compile(r"(?i)[ \t]+(?:are|were|seem\s+to\s+be|appear\s+to\s+be)\s+(?:both\s+|all\s+)?(?:correct|right|true|valid|"
+                          r"the\s+(?:correct\s+|right\s+)?answers)\b")
+EQUATION = re.compile(r"[ \t]*(?:[=+*^<>≈≠≤≥×÷]|-[ \t]*[\dA-Z(])")  # a variable: "R = V/I", "A + B"
+FOLLOWING_WORD = re.compile(r"[ \t]+([a-z]+(?:'[a-z]+)?)")
+ROMAN_NUMERALS = re.compile(r"\b(?:II|III|IV|VI|VII|VIII|IX)\b")
+
+# Nouns whose letter names a thing in the picture, not an option: "point A", "Points A and B", "box (C)".
+LABEL_NOUNS = (
+    "point|box|image|picture|photo|photograph|figure|fig|panel|region|circle|square|object|line|segment|angle|"
+    "vertex|vertices|side|node|step|part|plot|graph|curve|arrow|position|location|marker|mark|area|label|site|cell|"
+    "column|row|stage|phase|type|group|sample|tube|beaker|container|structure|layer|zone|compound|person|player|"
+    "frame|view|shape|block|plate|resistor|bulb|switch|gene|species|section|route|path|city|country|company|firm|"
+    "project|plan|strategy|model|version|item|case|scenario|particle|body|island|room|car|building|tree|vitamin|"
+    "triangle|rectangle|quadrant|corner|edge|face|plane|axis|peak|wave|chart|table|map|bar|pole|charge|mass|ball|"
+    "element|atom|molecule|ring|bond|hormone|protein|chain|strand|well|tank|wire|pipe|gate|window|door|room|patient"
+)
+ORDINALS = r"first|second|third|fourth|fifth|sixth|last|other|reference|left|right"
+_LABEL_LETTER = r"(?:\(\s*[A-Z]\s*\)|[A-Z](?![\w']))"
+_LIST_JOIN = r"(?:,\s*(?:and|or)|,|and|or|&|/|-|–|to|through|vs\.?)"
+LABELLED = re.compile(
+    rf"(?i:\b(?:{LABEL_NOUNS})(?:s|es)?|\b(?:{ORDINALS})(?:\s+(?:one|image|picture|photo|panel))?)"
+    rf"[ \t]*{_LABEL_LETTER}(?:\s*{_LIST_JOIN}\s*{_LABEL_LETTER})*"
+)
+LABEL_ANSWER = re.compile(rf"(?:the\s+)?(?i:{LABEL_NOUNS}|option|choice)\s+\(?([A-Z])\)?(?=\s*(?:[.,;!)]|$))")
+BRACKET_LIST = re.compile(
+    rf"\(\s*[A-Z]\s*(?:{_LIST_JOIN}\s*[A-Z]\s*)+\)|\(\s*[A-Z]\s*\)\s*(?:-|–|to|through)\s*\(\s*[A-Z]\s*\)"
+)
+# Joins a list of letters: "A, C", "A and C", "A or C", "A/C".
+LETTER_JOIN = re.compile(r"[ \t]*(?:,[ \t]*(?:and|or)[ \t]+|,|;|/|&|\+|[ \t]+(?:and/or|and|or)[ \t]+)[ \t]*", re.IGNORECASE)
+OR_WORD = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
+DELIMITER = re.compile(r"[ \t]*[.:)\-–—,]*[ \t]*")
+SENTENCE_END = re.compile(r"(?<![A-Z])[.!?](?=\s|$)|\n")
+
+# Statement triggers. The connective tolerates an adverb: "the answer is therefore (B)".
+QUALIFIER = (
+    r"(?:correct|right|best|closest|nearest|likeliest|only|true|appropriate|accurate|suitable|proper|matching|valid|"
+    r"final|better|most\s+(?:likely|appropriate|accurate|suitable|reasonable|plausible|fitting|probable|correct|"
+    r"similar|consistent|logical|relevant|precise|sensible))"
+)
+CONNECTIVE = (
+    r"[ \t]*(?:(?:is|are|was|would\s+be|should\s+be|will\s+be|must\s+be|seems\s+to\s+be|appears\s+to\s+be|could\s+be|"
+    r"might\s+be|may\s+be|remains|becomes)\b[ \t]*:?|[:=]|[-–—](?=\s))[ \t]*"
+    r"(?:(?:therefore|thus|then|probably|likely|clearly|definitely|indeed|actually|still|simply|just|most\s+likely)"
+    r"\b[ \t]*,?[ \t]*)*"
+)
+ANSWER_TRIGGER = re.compile(
+    rf"(?i)\b(?:{QUALIFIER}\s+)*answers?\b(?!\s+(?:choices|options))(?:\s+(?:to|for)\s+(?:this|the)\s+(?:question|problem))?"
+    rf"(?:\s+(?:choice|option|letter))?{CONNECTIVE}"
+)
+VERDICT_TRIGGER = re.compile(r"(?im)^[ \t]*(?:\d+\.[ \t]*)?(?:final[ \t]+)?(?:conclusion|verdict|decision|choice|selection)[ \t]*:[ \t]*")
+ANSWER_HEADING = re.compile(r"(?im)^[ \t]*(?:the\s+)?(?:final\s+|correct\s+)?answers?[ \t]*$")
+QUALIFIED_TRIGGER = re.compile(
+    rf"(?i)\b{QUALIFIER}\s+(?:option|choice|letter|selection|one|match|description|statement|image|picture|figure|"
+    rf"point|box|sequence|graph|diagram|shape|caption)s?\b{CONNECTIVE}"
+)
+MY_TRIGGER = re.compile(rf"(?i)\bmy\s+(?:final\s+|best\s+)?(?:choice|pick|selection|guess|vote|prediction|response){CONNECTIVE}")
+CHOOSE_TRIGGER = re.compile(
+    r"(?i)\b(?:I|we)(?:'d|'ll|\s+would|\s+will|\s+should|\s+must|\s+can|\s+now|\s+therefore|\s+thus)?\s+"
+    r"(?:(?:definitely|probably|confidently|therefore|thus|then|finally)\s+)?"
+    r"(?:choose|select|pick|go\s+with|opt\s+for|say|answer\s+with|vote\s+for|lean\s+(?:towards?|to)|settle\s+on|conclude)\b"
+    r"[ \t]*:?[ \t]*(?:that\s+)?(?:it(?:'s|\s+is|\s+would\s+be|\s+should\s+be)\s+)?"
+    r"(?:(?:the\s+)?(?:closest|nearest|best|most\s+\w+)(?:\s+(?:one|option|answer|choice|match))?[ \t]*[:,]?[ \t]*)?"
+)
+CONCLUDE_TRIGGER = re.compile(
+    r"(?im)(?:^|(?<=[.!?;:,])[ \t]+)[ \t]*(?:so|thus|therefore|hence|consequently|accordingly)\b[ \t]*,?[ \t]*"
+    r"(?:it(?:'s|\s+is|\s+must\s+be|\s+should\s+be|\s+would\s+be)[ \t]+)?"
+)
+# What follows a letter that states it is the answer: "B is correct", "(B) is the best answer", "A best describes".
+PREDICATE = re.compile(
+    r"(?i)[ \t]*[.:][ \t]*(?:correct|true)\b(?![ \t]+(?:if|when))"  # "B. Correct"
+    r"|[ \t]*(?:[):,\-–—][ \t]*)?(?:(?:is|are|seems|appears|would\s+be|must\s+be|should\s+be|remains)\s+)?(?:to\s+be\s+)?"
+    r"(?:(?:clearly|definitely|indeed|therefore|thus|probably|likely|certainly|still|both)\s+)?(?:the\s+)?"
+    rf"(?:(?:only|single)\s+)?(?:{RATING}|best|(?:most\s+)?(?:accurate|appropriate|likely|plausible|suitable|fitting)"
+    r"\s+(?:answer|option|choice|one))\b"
+    r"(?!\s+(?:if|when|only|for\s+\w+\s+(?:reason|case)))"
+    r"|[ \t]+(?:best|better|most\s+accurately|more\s+accurately|accurately|correctly)\s+(?:describes|matches|fits|"
+    r"represents|captures|depicts|reflects|answers|illustrates|corresponds|aligns)\b|[ \t]+(?:fits|matches)\s+best\b"
+)
+HYPOTHETICAL = re.compile(
+    r"(?i)\b(?:if|whether|suppose|supposing|assuming|assume|unless|format|e\.g\.|for\s+example|such\s+as|instead\s+of|"
+    r"rather\s+than|not\s+that|nor|neither)\b"
+)
+CONDITIONAL = re.compile(r"(?i)\b(?:if|assuming|suppose|supposing|unless)\b")
+CONDITIONAL_VERB = re.compile(r"(?i)\b(?:would|could|might)\b")
+QUESTION_END = re.compile(r"[!?\n]|\.(?=\s|$)")
+# A letter or option text that the words around it reject.
+NEGATIVE_AFTER = re.compile(
+    r"(?i)(?:[ \t)]*(?:[:;\-–—][ \t]*)?|[ \t)]*,[ \t]*(?=which|that|this|it\b))(?:(?:this|which|that|it)\s+)?"
+    r"(?:(?:is|are|was|seems|appears|would\s+be|can\s+be|must\s+be)\s+)?"
+    r"(?:not\b|incorrect|wrong|false|unlikely|impossible|ruled\s+out|eliminated|excluded|doesn't|don't|does\s+not|"
+    r"do\s+not|isn't|aren't|can't|cannot|fails)"
+)
+NEGATIVE_BEFORE = re.compile(
+    r"(?i)\b(?:not|nor|neither|no|isn't|aren't|wasn't|except|excluding|eliminate|eliminating|rule\s+out|ruling\s+out|"
+    r"rules?\s+out|ruled\s+out|than|unlike|instead\s+of|rather\s+than|besides|whether|if|over)\W+(?:\w+\W+){0,2}$"
+)
+# A later answer replaces an earlier one only after words like these.
+REVISION = re.compile(
+    r"(?i)\b(?:wait|actually|correction|oops|hmm+|hold\s+on|scratch\s+that|on\s+second\s+thought|"
+    r"on\s+(?:further|closer|second)\s+(?:reflection|inspection|examination|look|analysis|review|glance)|"
+    r"upon\s+(?:closer|further|second)\s+\w+|re-?(?:evaluat|examin|consider|think|check|assess|analy[sz]|visit|read)\w*|"
+    r"double[- ]check\w*|let\s+me\s+(?:check|verify|look|think|correct|fix)\w*|looking\s+(?:again|more\s+closely|closer)|"
+    r"(?:made|make)\s+(?:a|an)\s+(?:mistake|error)|mistake|mistaken|misread|apologi[sz]e|i\s+was\s+wrong|"
+    r"that(?:'s|\s+is)\s+(?:wrong|incorrect|not\s+right)|correcting|instead)\b|(?:^|[.!?,]\s*)no[,.!:]"
+)
+NULL_ANSWER = re.compile(
+    r"(?i)(?P<none_fit>none\b|neither\b|no\s+(?:correct\s+|valid\s+|right\s+|matching\s+)?(?:answer|option|choice)s?\b|"
+    r"not\s+(?:listed|among|in\s+the\s+options))"
+    r"|(?P<several_answers>all\s+(?:of\s+)?(?:the\s+)?(?:above|options|choices|of\s+them)\b)"
+    r"|(?P<refusal>n/?a\b|not\s+applicable|unknown|unclear|undetermined|indeterminate|undeterminable|"
+    r"(?:cannot|can't|can\s+not)\s+be\s+determined|not\s+(?:determinable|possible|sure|clear|certain|enough)|"
+    r"insufficient|impossible|uncertain|\?+(?!\w))"
+)
+NONE_FIT = re.compile(
+    r"(?i)\bnone\s+of\s+(?:the|these|those|them)\b|\bno\s+(?:correct|matching|valid|suitable|right)\s+(?:option|answer|choice)s?\b"
+    r"|^\W*none\W*$|\b(?:is|are)\s+not\s+(?:listed|(?:among|in|one\s+of)\s+the\s+(?:options|choices))\b"
+    r"|\b(?:options|choices)\b[^.\n]{0,40}\b(?:do|does|did)\s*(?:not|n't)\s+(?:accurately\s+|correctly\s+|really\s+)?"
+    r"(?:describe|match|fit|apply|correspond)"
+    r"|\b(?:does|do|did)\s*(?:not|n't)\s+(?:match|correspond\s+to|fit)\s+any\b|\bnot\s+(?:among|listed\s+in|one\s+of)\s+the\s+(?:options|choices)\b"
+)
+HEDGE = re.compile(
+    r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\bdepending\s+on\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
+    r"|\bboth\s+(?:\w+\s+){0,4}?(?:are|seem|appear|look|could|might|may)\s+(?:\w+\s+)?(?:correct|plausible|possible|valid|"
+    r"right|equally|similar|the\s+same|likely)\b|\b(?:hard|difficult)\s+to\s+(?:choose|decide|distinguish)\s+between\b"
+    r"|\bcan't\s+decide\b|\bcannot\s+decide\b|\bsomewhere\s+between\b"
+)
+TENTATIVE_WORDS = re.compile(r"(?i)\b(?:could|might|may|maybe|perhaps|possibly|probably|likely|torn)\b")
+# "Neither ..." rejects options; it is no answer only when it leaves none ("neither Paris nor London; it is Rome").
+NEITHER = re.compile(r"(?i)\bneither\s+(?:option|choice|answer|image|of\s+(?:the|them|these))\b|\bneither\b[^.\n]{0,60}\bnor\b"
+                     r"|^\W*neither\W*$")
+ALL_OPTIONS = re.compile(r"(?i)\ball\s+(?:of\s+)?(?:the\s+)?(?:above|options|choices|of\s+them)\b")
+UNCERTAIN = re.compile(r"(?i)\bnot\s+(?:entirely\s+|completely\s+|100%\s+|quite\s+)?(?:sure|certain)\b|\bunsure\b|\buncertain\b"
+                       r"|\bambiguous\b")
+REFUSAL = re.compile(
+    r"(?i)\b(?:can\s*not|can't|cannot|could\s+not|couldn't|unable\s+to|not\s+able\s+to|impossible\s+to|not\s+possible\s+to|"
+    r"no\s+way\s+to|hard\s+to|difficult\s+to)\s+(?:\w+\s+){0,3}?(?:determine|tell|say|answer|identify|see|view|access|"
+    r"decide|know|judge|be\s+determined|conclude|assess|provide|make\s+out|infer|ascertain|discern|confirm|verify|"
+    r"choose|select|find|read|process|open|analy[sz]e|evaluate|compare|help)\b"
+    r"|\b(?:not|insufficient|not\s+enough|lack\s+of|no|without\s+(?:more|enough|additional))\s+(?:enough\s+)?"
+    r"(?:information|details?|context|data|visual\s+(?:information|evidence|cues))\b"
+    r"|\bsorry\b|\bn/a\b|\bnot\s+applicable\b|\bI\s+(?:do\s+not|don't)\s+know\b|\bno\s+idea\b"
+    r"|\bI\s+apologi[sz]e\b|\bonly\s+one\s+image\s+(?:was|is|has\s+been)\b|\b(?:was|were|has\s+not\s+been)\s+not\s+provided\b"
+    r"|\bno\s+(?:options|choices|images?)\s+(?:(?:are|were|is|was|have\s+been|has\s+been)\s+)?(?:provided|given|listed|shown|attached)\b"
+    r"|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:provide|clarify|share|upload|specify|send)\b|\bplease\s+(?:provide|upload)\b"
+    r"|\bno\s+image\b|\bimage\s+(?:is\s+)?(?:not|isn't)\s+(?:provided|available|visible|shown|attached|loaded|clear)\b"
+    r"|\bcannot\s+be\s+determined\b|\bindeterminate\b|\bundeterminable\b|\bnot\s+visible\b|\btoo\s+(?:blurry|small|dark)\b"
+)
+# Words of the option-text comparison: numbers keep their sign and decimals, "1,000" is "1000".
+WORD = re.compile(r"(?:(?<!\w)-)?\d+(?:[.,]\d+)*%?|[^\W\d_]+")
+ARTICLES = ("the", "a", "an")
+FUNCTION_WORDS = frozenset({"the", "a", "an", "of", "to", "in", "on", "at", "by", "for", "and", "or", "is", "are", "it", "its",
+                            "this", "that"})
+# A generation cut mid-sentence ends on a word no sentence ends with, or on ":" or ",".
+UNFINISHED = re.compile(
+    r"(?:\b(?:a|an|the|and|or|but|of|to|in|on|at|by|for|from|with|into|than|as|is|are|was|were|be|that|which|who|this|"
+    r"these|its|their|his|her|our|my|so|because|since|then|if|we|it)|(?:^|[.!?:]\s+)(?:I|The|A|An|This|It|We|So|But|And|"
+    r"Then|To|In|Let|First|Next)|[:,])\s*$"
+)
+SENTENCE_DONE = re.compile(r"[ \t]*[.!]?[ \t]*$|[ \t]*[.!][ \t]")
+ALONE_BEFORE = re.compile(r"(?:^|\n|(?<![\d\s])[.!?]|(?<=[a-z]{2}),)[ \t]*$")  # a line or sentence starts here
+ALONE_AFTER = re.compile(r"[^\w\n]*(?:\n|$)|[^\w\n.!]*[.!][ \t]+(?=[A-Z])")  # ... and ends here
+WORKING_OPENING = re.compile(
+    r"(?i)\W*(?:let'?s|let\s+me|to\s+(?:answer|determine|identify|solve|find|decide|figure)|first(?:ly)?\b|step\s*1\b|"
+    r"we\s+need\s+to|i\s+need\s+to|i\s+will\b|i'll\b|analy[sz]ing\b|looking\s+at\s+each|okay,?\s+let'?s)"
+)
+BOTH_OR_EITHER = re.compile(r"[ \t]*(?:(?i:either|both)[ \t]+)?")
+LOWER_LETTER = re.compile(r"\s*([a-z])\s*[.:]?\s*")
+EITHER_BOTH = re.compile(r"(?i)(either|both)\s+")
+NOT_APPLICABLE = re.compile(r"(?i)n/a\b")
+SPACES = re.compile(r"[ \t]+")
+LIST_GAP = re.compile(r"[\s,;.]*")
+FOLLOWING_BLOCK = re.compile(r"\s*\n((?:[^\n]*\S[^\n]*(?:\n|$))+)")
+LINE = re.compile(r"[^\n]*\S[^\n]*")
+ANSWER_LINE_START = re.compile(r"(?i)[ \t]*(?:final\s+)?answer\b")
+HEDGE_AFTER_LETTER = re.compile(
+    r"(?i)\b(?:or|either|also\s+(?:possible|plausible|correct|likely|valid|right)|could\s+also|might\s+also|alternatively|"
+    r"as\s+well|possibly|perhaps|maybe)\b"
+)
+BOTH = re.compile(r"(?i)\bboth\b")
+UNIT_BEFORE = re.compile(r"[\d°]\s*$")
+CLAUSE_BREAK = re.compile(r"[.!?;\n]")
+CONTRAST = re.compile(r"(?i)(?:,|;|\.)\s*(?:but|however|yet|whereas|instead)\b(?!.*(?:,|;|\.)\s*(?:but|however|yet|whereas|instead)\b)",
+                      re.DOTALL)
 
 
-def _mentioned(text: str, valid: set[str]) -> list[str]:
-    return [letter for m in LETTER_MENTION.finditer(text) if (letter := next(g for g in m.groups() if g).upper()) in valid]
+@dataclass(frozen=True)
+class Reading:
+    """What a commitment says: one | several | hedge | listed | null | out_of_range | conflict."""
+
+    kind: str
+    letters: tuple[str, ...] = ()
+    reason: str | None = None  # a null answer's: refusal or none_fit
+    by_text: bool = False  # the letter comes from the option's text
+
+    def same_as(self, other: Reading) -> bool:
+        return (self.kind, self.letters, self.reason) == (other.kind, other.letters, other.reason)
 
 
-def _only_letter(line: str, valid: set[str], rule: str) -> Extraction | None:
-    """A line that is nothing but a letter: "B", "(B)", "B.", "**B**", "Option B"."""
-    whole = WHOLE_LETTER.match(MARKDOWN_EMPHASIS.sub("", line).strip())
-    if whole is None:
-        return None
-    letter = whole.group(1).upper()
-    return Extraction(letter, "letter", rule) if letter in valid else inconclusive(f"{rule}:not_an_option")
+KIND_REASONS = {"several": "several_answers", "hedge": "hedge", "listed": "all_options_listed",
+                "out_of_range": "out_of_range", "conflict": "self_contradiction"}
 
 
-def _leading_letter(line: str, valid: set[str], rule: str, options: list[str], letters: list[str]) -> Extraction | None:
-    """A line opening with a letter and a delimiter; another option named on the same line, by letter
-    ("(A) or (B)") or by its text ("A. red, but C. blue is possible"), makes it ambiguous."""
-    line = MARKDOWN_EMPHASIS.sub("", line).strip()
-    lead = LEADING_LETTER.match(line)
-    if lead is None or lead.group(1) not in valid:
-        return None
-    return _decide([lead.group(1), *_mentioned(line, valid), *_named_options(line, options, letters)], rule)
+TOKEN_FORMS = {"named_b": "named", "named": "named", "bracket": "bracket", "square": "bracket", "brace": "bracket",
+               "quoted": "quoted", "dquoted": "quoted", "bare": "bare"}
 
 
-def _named_options(text: str, options: list[str], letters: list[str]) -> list[str]:
-    """Letters of the options whose text the text names; an option contained in another named option yields to it."""
-    body = f" {normalise_text(text)} "
-    named = [(letter, norm) for letter, option in zip(letters, options) if (norm := normalise_text(option)) and f" {norm} " in body]
-    return [letter for letter, norm in named if not any(norm != other and norm in other for _, other in named)]
+@dataclass(frozen=True)
+class Token:
+    letter: str
+    start: int
+    end: int
+    form: str  # named ("option B"), bracket ("(B)", "[B]"), quoted ("'B'"), closed ("B)"), bare ("B")
+
+    @property
+    def strong(self) -> bool:
+        """Written as an option label; a bare capital counts only when a ")" closes it ("B)")."""
+        return self.form != "bare"
 
 
-def _option_text_choice(text: str, options: list[str], letters: list[str]) -> Extraction | None:
-    """The one option whose text the response names."""
-    return _decide(_named_options(text, options, letters), "option_text", match="option_text")
+@dataclass(frozen=True)
+class Commitment:
+    start: int
+    reading: Reading
+    rule: str
+    priority: int = 1  # at the same position a statement (1) comes after a line reading (0)
+
+
+def _words(text: str, offset: int = 0) -> list[tuple[str, int, int]]:
+    return [(m.group().lower().replace(",", "").lstrip("+"), m.start() + offset, m.end() + offset) for m in WORD.finditer(text)]
+
+
+def _without_article(words: list[str]) -> list[str]:
+    return words[1:] if len(words) > 1 and words[0] in ARTICLES else words
+
+
+class _Reader:
+    """One response to one multiple-choice question, with the spans a letter must not be read from."""
+
+    def __init__(self, text: str, options: list[str], letters: list[str]):
+        self.text = text
+        self.letters = letters
+        self.valid = set(letters)
+        self.option_words = {}
+        for letter, option in zip(letters, options):
+            words = [w for w, _, _ in _words(prepare(str(option)))]
+            if words and not (len(words) == 1 and len(words[0]) == 1 and words[0].isalpha()) and not set(words) <= FUNCTION_WORDS:
+                self.option_words[letter] = words  # a one-letter option text is read as a letter; "the" cannot be recognised
+        self.words = _words(text)
+        self.word_starts = [start for _, start, _ in self.words]
+        self.roman = bool(ROMAN_NUMERALS.search(text) or any(re.search(r"\bI\b", o) and ROMAN_NUMERALS.search(o) for o in options))
+        self.labels = [m.span() for m in LABELLED.finditer(text)]
+        self._tokens: list[Token] | None = None  # every letter of the text that may be an option letter, in order
+        self._lists_by_line: dict[int, set[str]] = {}
+        self.lists = [m.span() for m in BRACKET_LIST.finditer(text)]
+        self.lines = [m.span() for m in LINE.finditer(text)]
+        self.leads = {i: tok for i, (s, e) in enumerate(self.lines)
+                      if (tok := self.token_at(BOTH_OR_EITHER.match(text, s, e).end(), e)) is not None}
+
+    # ------------------------------------------------------------ letters
+
+    def is_word(self, letter: str, end: int) -> bool:
+        """A capital that is the article "A", the pronoun "I" or a Roman numeral, not an option letter."""
+        if letter == "I" and self.roman:
+            return True
+        if letter not in ARTICLE_OR_PRONOUN:
+            return False
+        following = FOLLOWING_WORD.match(self.text, end)
+        if following is None:
+            return False
+        verbs = THIRD_PERSON_VERBS if letter == "I" else A_SUBJECT_VERBS
+        word = following.group(1)
+        if word == "better":  # "A better describes ..." (a letter) / "A better view" (an article)
+            return not re.match(r"\s+better\s+(?:describes|matches|fits|captures|represents|depicts)\b", self.text[end:])
+        return word not in verbs
+
+    def _token(self, m: re.Match, stated: bool = False) -> Token | None:
+        """The letter of a LETTER match, or None where it is a word or (unless `stated`, right after "the answer
+        is", "I'd say" ...) the subject of a sentence about it."""
+        form = next(name for name, value in m.groupdict().items() if value)
+        letter = m.group(form).upper()
+        end = m.end()
+        if form == "bare" and (self.is_word(letter, end) or EQUATION.match(self.text, end)):
+            return None
+        if not stated and form in ("bare", "named") and SUBJECT_VERB.match(self.text, end) and not EVALUATIVE.match(self.text, end) \
+                and self.option_at(m.start(), len(self.text), only=letter) is None:
+            return None  # "Option A is the common reading", "A is farther away": about the option, not choosing it
+        form = TOKEN_FORMS[form]
+        if form == "bare" and self.text.startswith(")", end):  # "B)"
+            end, form = end + 1, "closed"
+        return Token(letter, m.start(), end, form)
+
+    def token_at(self, pos: int, end: int, stated: bool = False) -> Token | None:
+        """The letter that the text at pos (after spaces) begins with."""
+        pos = len(self.text[:end]) - len(self.text[pos:end].lstrip()) if pos < end else pos
+        m = LETTER.match(self.text, pos, end)
+        return self._token(m, stated) if m else None
+
+    def tokens(self, start: int, end: int) -> list[Token]:
+        """The letters in a span that may be option letters: not labels, not inside a bracketed list."""
+        if self._tokens is None:
+            excluded = bytearray(len(self.text))
+            for s, e in self.labels + self.lists:
+                excluded[s:e] = b"\x01" * (e - s)
+            self._tokens = []
+            for m in LETTER.finditer(self.text):
+                token = self._token(m)
+                if token is None or all(excluded[token.start : token.end - (token.form == "closed")]):
+                    continue
+                if token.form == "bare" and UNIT_BEFORE.search(self.text, max(0, token.start - 2), token.start):
+                    continue  # a unit: "10 A", "25 °C"
+                self._tokens.append(token)
+            self._token_starts = [t.start for t in self._tokens]
+        found = []
+        for token in self._tokens[bisect.bisect_left(self._token_starts, start) :]:
+            if token.start >= end:
+                break
+            if token.end <= end:
+                found.append(token)
+        return found
+
+    def rejected_before(self, start: int) -> bool:
+        """Whether the words before a letter or option text, in its clause, reject it: "not (A)", "than the first image"."""
+        return bool(NEGATIVE_BEFORE.search(CLAUSE_BREAK.split(self.text[max(0, start - 40) : start])[-1]))
+
+    def rejected(self, start: int, end: int) -> bool:
+        """Whether the words around a letter or option text reject it: also "(A) is wrong"."""
+        return self.rejected_before(start) or bool(NEGATIVE_AFTER.match(self.text, end))
+
+    # ------------------------------------------------------------ option texts
+
+    def option_at(self, pos: int, end: int, only: str | None = None) -> tuple[str, int] | None:
+        """The option whose text the text at pos begins with (the longest), and where that text ends."""
+        i = bisect.bisect_left(self.word_starts, pos)
+        if i < len(self.words) and self.text[pos : self.words[i][1]].strip(" \t\"'(:-–—"):
+            return None  # something other than punctuation comes first
+        best = None
+        for letter, option in self.option_words.items():
+            if only is not None and letter != only:
+                continue
+            for start in (i, i + 1) if i < len(self.words) and self.words[i][0] in ARTICLES else (i,):
+                for words in {tuple(option), tuple(_without_article(option))}:
+                    span = self.words[start : start + len(words)]
+                    matched = len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end
+                    if matched and (best is None or span[-1][2] > best[1]):
+                        best = (letter, span[-1][2])
+        return best
+
+    def option_occurrences(self, start: int, end: int) -> list[tuple[str, int, int]]:
+        """Where option texts occur in a span, an occurrence inside another option's dropped, rejected ones dropped."""
+        words = [w for w in self.words if start <= w[1] and w[2] <= end]
+        found = []
+        for letter, option in self.option_words.items():
+            target = _without_article(option)
+            for i in range(len(words) - len(target) + 1):
+                if [w for w, _, _ in words[i : i + len(target)]] == target:
+                    found.append((letter, words[i][1], words[i + len(target) - 1][2]))
+        found += self._elided(words, found)
+        kept = [(letter, s, e) for letter, s, e in found
+                if not any(other != letter and os <= s and e <= oe and (os, oe) != (s, e) for other, os, oe in found)]
+        return [(letter, s, e) for letter, s, e in kept
+                if not self.rejected(s, e) and not any(ls < e and s < le for ls, le in self.lists)]
+
+    def _elided(self, words: list[tuple[str, int, int]], found: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+        """Options named with a shared ending left out: "the second and the third image" names "the second image"."""
+        starts = {start: i for i, (_, start, _) in enumerate(words)}
+        elided = []
+        for letter, start, end in found:
+            named = _without_article(self.option_words[letter])
+            i = starts[start]
+            for other, option in self.option_words.items():
+                other_words = _without_article(option)
+                shared = 0
+                while shared < min(len(named), len(other_words)) - 1 and named[-1 - shared] == other_words[-1 - shared]:
+                    shared += 1
+                head = other_words[: len(other_words) - shared]
+                if other == letter or not shared or named[: len(named) - shared] == head:
+                    continue
+                j = i - 1 if i > 0 and words[i - 1][0] in ARTICLES else i
+                if j > 0 and words[j - 1][0] in ("and", "or", "nor") and [w for w, _, _ in words[j - 1 - len(head) : j - 1]] == head:
+                    elided.append((other, words[j - 1 - len(head)][1], words[j - 2][2]))
+        return elided
+
+    # ------------------------------------------------------------ reading what a commitment says
+
+    def _own_text_end(self, token: Token, end: int) -> int | None:
+        """Where the token's own option text ends, when it follows ("B. Paris") or begins with it ("A is closer")."""
+        starting = self.option_at(token.start, end, only=token.letter)
+        if starting is not None:
+            return starting[1]
+        after = DELIMITER.match(self.text, token.end, end).end()
+        following = self.option_at(after, end, only=token.letter)
+        return following[1] if following is not None else None
+
+    def sequence(self, pos: int, end: int, stated: bool = False) -> tuple[list[Token], list[str], list[bool], int]:
+        """A letter or a list of letters at pos: "B", "A, C", "(A) or (B)", "(A) A is closer (B) B is closer"."""
+        tokens, joins, with_text = [], [], []
+        token = self.token_at(pos, end, stated)
+        while token is not None:
+            tokens.append(token)
+            text_end = self._own_text_end(token, end)
+            with_text.append(text_end is not None)
+            pos = text_end if text_end is not None else token.end
+            join = LETTER_JOIN.match(self.text, pos, end)  # a later letter's verb is the whole list's: "A and D could be"
+            if join and (token := self.token_at(join.end(), end, stated=True)) is not None:
+                joins.append(join.group().strip().lower())
+                continue
+            spaced = SPACES.match(self.text, pos, end)
+            if spaced and tokens[-1].form == "bare" and not with_text[-1] and (token := self.token_at(spaced.end(), end)) \
+                    and token.form == "bare" and not FOLLOWING_WORD.match(self.text, token.end):
+                joins.append(" ")
+                continue
+            gap = LIST_GAP.match(self.text, pos, end).end()
+            token = self.token_at(gap, end) if with_text[-1] else None
+            if token is not None and token.strong:
+                joins.append("")
+                continue
+            token = None
+        return tokens, joins, with_text, pos
+
+    def clause_end(self, pos: int, end: int) -> int:
+        m = SENTENCE_END.search(self.text, pos, end)
+        return m.start() if m else end
+
+    def read_phrase(self, start: int, end: int, stated: bool = False) -> tuple[Reading | None, int]:
+        """What the text at start says the answer is, and where that reading ends; `stated`: it follows an
+        answer statement's trigger ("the answer is ..."), so a letter there is chosen whatever verb follows."""
+        pos = start + len(self.text[start:end]) - len(self.text[start:end].lstrip(" \t:"))
+        option = self.option_at(pos, end)
+        lead = EITHER_BOTH.match(self.text, pos, end)
+        if lead:
+            pos = lead.end()
+        if NOT_APPLICABLE.match(self.text, pos, end):  # not the letters N and A
+            return Reading("null", reason="refusal"), pos + 3
+        tokens, joins, with_text, after = self.sequence(pos, end, stated)
+        option = option or self.option_at(pos, end)
+        if option is not None and option[1] > after:  # an option text naming letters: "Both A and B are possible."
+            tokens = []
+        if tokens:
+            if NEGATIVE_AFTER.match(self.text, after, end):
+                return None, after
+            letters = tuple(dict.fromkeys(t.letter for t in tokens))
+            if len(letters) > 1 and not stated and PLURAL_VERB.match(self.text, after) and not PLURAL_RATED.match(self.text, after):
+                return None, after  # "Options A and B both show a landscape": about them, not choosing them
+            if len(letters) > 1:
+                if (lead and lead.group(1).lower() == "either") or any("or" in re.split(r"[\s/]", j) or j == "/" for j in joins):
+                    return Reading("hedge", letters), after
+                if set(letters) == self.valid and (len(letters) > 2 or all(with_text)):
+                    return Reading("listed", letters), after
+                return Reading("several", letters), after
+            return self._one_letter(tokens[0], with_text[0], after, end), after
+        if option is not None:
+            letter, after = option
+            if NEGATIVE_AFTER.match(self.text, after, end):
+                return None, after
+            rest_end = self.clause_end(after, end)
+            others = {o for o, _, _ in self.option_occurrences(after, rest_end)} - {letter}
+            if others and OR_WORD.search(self.text, after, rest_end):
+                return Reading("hedge", tuple(sorted({letter, *others}))), after
+            return Reading("one", (letter,), by_text=True), after
+        label = LABEL_ANSWER.match(self.text, pos, end)
+        if label:  # "The answer is point B": the thing labelled B
+            return self._checked(label.group(1)), label.end()
+        null = NULL_ANSWER.match(self.text, pos, end)
+        if null:
+            return Reading("null", reason=null.lastgroup), null.end()
+        lower = LOWER_LETTER.fullmatch(self.text, pos, self.clause_end(pos, end))
+        if lower:
+            return self._checked(lower.group(1).upper()), end
+        return None, pos
+
+    def _checked(self, letter: str) -> Reading:
+        return Reading("one", (letter,)) if letter in self.valid else Reading("out_of_range", (letter,))
+
+    def _one_letter(self, token: Token, with_text: bool, after: int, end: int) -> Reading:
+        if token.letter not in self.valid:
+            # a letter the model gave an option itself ("(C) the third image" of two options): its text decides
+            named = self.option_at(DELIMITER.match(self.text, token.end, end).end(), end)
+            return Reading("one", (named[0],), by_text=True) if named else Reading("out_of_range", (token.letter,))
+        if not with_text:
+            named = self.option_at(DELIMITER.match(self.text, token.end, end).end(), end)
+            if named is not None and named[0] != token.letter:
+                return Reading("conflict", (token.letter, named[0]))  # "B. a red square" where A is the red square
+        rest_end = self.clause_end(after, end)
+        if HEDGE_AFTER_LETTER.search(self.text, after, rest_end):
+            others = {t.letter for t in self.tokens(after, rest_end) if t.letter in self.valid}
+            others |= {o for o, _, _ in self.option_occurrences(after, rest_end)}
+            others.discard(token.letter)
+            if others:
+                return Reading("hedge", tuple(sorted({token.letter, *others})))
+        return Reading("one", (token.letter,))
+
+    def read_block(self, start: int, end: int) -> Reading | None:
+        """Lines after "The correct answer is:": one answer, or a list of options."""
+        block_lines = [(s, e) for s, e in self.lines if start <= s and e <= end]
+        leads = [tok for s, e in block_lines if (tok := self.token_at(s, e)) is not None]
+        if len({t.letter for t in leads}) > 1:
+            letters = tuple(dict.fromkeys(t.letter for t in leads))
+            return Reading("listed" if set(letters) >= self.valid else "several", letters)
+        return self.read_phrase(*block_lines[0])[0] if block_lines else None
+
+    # ------------------------------------------------------------ commitments
+
+    def hypothetical(self, start: int, trigger_end: int) -> bool:
+        """A statement inside a condition or a question: "if the answer were A", "Is (B) correct?"."""
+        clause_start = max(self.text.rfind(c, 0, start) for c in ".!?;,\n") + 1
+        if HYPOTHETICAL.search(self.text, clause_start, start):
+            return True
+        sentence_start = max(self.text.rfind(c, 0, start) for c in ".!?\n") + 1
+        if CONDITIONAL.search(self.text, sentence_start, start) and CONDITIONAL_VERB.search(self.text, start, trigger_end):
+            return True  # "However, if the edge counts, the answer would be C."
+        question = QUESTION_END.search(self.text, trigger_end)
+        return bool(question and question.group() == "?")
+
+    def phrase_span(self, pos: int) -> tuple[int, int, bool]:
+        """The rest of the line; when that is empty, the block of lines that follows (and True)."""
+        line_end = self.text.find("\n", pos)
+        line_end = len(self.text) if line_end < 0 else line_end
+        if self.text[pos:line_end].strip(" \t:-–—"):
+            return pos, line_end, False
+        block = FOLLOWING_BLOCK.match(self.text, line_end)
+        return (block.start(1), block.end(1), True) if block else (line_end, line_end, False)
+
+    def statements(self) -> list[Commitment]:
+        found = []
+        triggers = [(m, "answer_statement") for t in (ANSWER_TRIGGER, QUALIFIED_TRIGGER, MY_TRIGGER, CHOOSE_TRIGGER,
+                                                       CONCLUDE_TRIGGER, VERDICT_TRIGGER, ANSWER_HEADING)
+                    for m in t.finditer(self.text)]
+        for m, rule in triggers:
+            if self.hypothetical(m.start(), m.end()):
+                continue
+            weak = m.re is CONCLUDE_TRIGGER  # "so ..." commits only to an option ("So, B."), not to a null or a list
+            if ANSWER_LINE_START.match(self.text[self.text.rfind("\n", 0, m.start()) + 1 : m.end()]):
+                rule = "answer_line"
+            start, end, is_block = self.phrase_span(m.end())
+            reading = self.read_block(start, end) if is_block else self.read_phrase(start, end, stated=True)[0]
+            if reading is not None and not (weak and reading.kind != "one"):
+                found.append(Commitment(m.start(), reading, rule))
+        for m in re.finditer(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", self.text):
+            reading = self.read_phrase(m.start(1), m.end(1), stated=True)[0]
+            if reading is not None:
+                found.append(Commitment(m.start(), reading, "answer_statement"))
+        found += self._predicated()
+        return found
+
+    def _predicated(self) -> list[Commitment]:
+        """ "B is correct", "(A) and (C) are correct", "Option A best describes the image"."""
+        found, covered = [], -1
+        for token in self.tokens(0, len(self.text)):
+            if token.start < covered or self.rejected_before(token.start):
+                continue
+            reading, after = self.read_phrase(token.start, len(self.text))
+            covered = after
+            if reading is None or reading.kind == "null" or (token.form == "bare" and reading.kind == "out_of_range"):
+                continue
+            predicate = PREDICATE.match(self.text, after)
+            if predicate is None and reading.kind == "one":
+                predicate = PREDICATE.match(self.text, token.end)  # "A is the correct answer" where the text is "A is closer"
+            if predicate and not self.hypothetical(token.start, predicate.end()):
+                found.append(Commitment(token.start, reading, "answer_statement"))
+        for letter, start, end in self.option_occurrences(0, len(self.text)):  # "the third image is more similar"
+            predicate = EVALUATIVE.match(self.text, end)
+            if predicate and not self.hypothetical(start, predicate.end()):
+                found.append(Commitment(start, Reading("one", (letter,), by_text=True), "answer_statement"))
+        return found
+
+    def inline_list(self, token: Token) -> bool:
+        """Whether the token's line names another option with its text too: "Options: Option A: ... Option B: ..."."""
+        line_start = self.text.rfind("\n", 0, token.start) + 1
+        if line_start not in self._lists_by_line:
+            line_end = self.text.find("\n", token.start) % (len(self.text) + 1)
+            self._lists_by_line[line_start] = {t.letter for t in self.tokens(line_start, line_end)
+                                               if self._own_text_end(t, line_end) is not None}
+        with_text = self._lists_by_line[line_start]
+        return len(with_text - {token.letter}) > 0 and token.letter in with_text
+
+    def listing(self) -> bool:
+        """Lines led by different letters ("A. red\nB. green", "Option A: ...\nOption B: ..."): a list of the
+        options or an analysis of each, not an answer; a line that is only a letter ("B\n\nOption A is ...") is no item."""
+        items = {t.letter for i, t in self.leads.items() if self.text[t.end : self.lines[i][1]].strip(" \t.:)")}
+        bare = {t.letter for i, t in self.leads.items() if not self.text[t.end : self.lines[i][1]].strip(" \t.:)")}
+        return len(items) > 1 or len(bare) > 1
+
+    def line_commitments(self) -> list[Commitment]:
+        """The first line, and later lines or sentences that are only a letter (or a letter with its text);
+        none where the lines list the options or analyse each one."""
+        if self.listing():
+            return []
+        found = self._first_line()
+        for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
+            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token):
+                found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
+        for i in range(1, len(self.lines)):  # "Let me look.\n\nA. the bridge"
+            token = self.leads.get(i)
+            if token is not None and token.letter in self.valid and self._own_text_end(token, self.lines[i][1]) is not None:
+                reading, _ = self.read_phrase(*self.lines[i])
+                if reading is not None:
+                    found.append(Commitment(self.lines[i][0], reading, "leading", priority=0))
+        return found
+
+    def _first_line(self) -> list[Commitment]:
+        start, end = self.lines[0]
+        several_lines = len(self.lines) > 1
+        if 0 in self.leads:  # "B", "B. Paris", "(A) A is closer", "B\n\nBecause ..."
+            reading, _ = self.read_phrase(start, end)
+            if reading is None:
+                return []
+            letter_only = not self.text[self.leads[0].end : end].strip(" \t.:)*")
+            rule = ("first_line" if several_lines else "whole") if letter_only else "leading"
+            return [Commitment(start, reading, rule, priority=0)]
+        if not several_lines and (lower := LOWER_LETTER.fullmatch(self.text)):  # "b"
+            return [Commitment(0, self._checked(lower.group(1).upper()), "whole", priority=0)]
+        option = self.option_at(start, end)
+        if option is not None and not self.text[option[1] : end].strip(" \t.!"):  # "The second image."
+            return [Commitment(start, Reading("one", (option[0],), by_text=True), "option_text", priority=0)]
+        label = LABEL_ANSWER.match(self.text, start, end)
+        if label and SENTENCE_DONE.match(self.text, label.end(), end):  # "Point A", "Point B. It is on the car."
+            return [Commitment(start, self._checked(label.group(1)), "first_line" if several_lines else "whole", priority=0)]
+        return []
+
+    def _stands_alone(self, token: Token) -> bool:
+        """A letter (perhaps with its option text) that is a line or a sentence of its own, not an item of a list on
+        its line; a bare capital ending the text without a full stop may be a cut-off pronoun ("... I")."""
+        before = ALONE_BEFORE.search(self.text, max(0, token.start - 40), token.start)
+        if not before or not (token.strong or token.letter in self.valid) or self.inline_list(token):
+            return False
+        own_text = self._own_text_end(token, len(self.text))
+        after = ALONE_AFTER.match(self.text, own_text or token.end)
+        if not after:
+            return False
+        own_line = before.group().lstrip(" \t") in ("", "\n") and not after.group().strip(" \t.!")
+        return own_line or token.strong or own_text is not None or "." in after.group()
+
+    # ------------------------------------------------------------ without a commitment
+
+    def conclusion(self) -> tuple[int, int]:
+        """All of a short response; the last two sentences of a long one's last paragraph; the last sentence of
+        one that opens as working ("Let's analyze the images. ..."), whose earlier sentences are the working."""
+        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
+        sentences = [p for p in SENTENCE_END.split(self.text) if p.strip(" \t*-")]
+        if WORKING_OPENING.match(self.text) and ends:
+            return ends[-1], len(self.text)
+        if len(self.text.split()) <= 60 and len(sentences) <= 3:
+            return 0, len(self.text)
+        paragraph = max(0, self.text.rfind("\n\n") + 2)
+        ends = [e for e in ends if e > paragraph]
+        return (ends[-2] if len(ends) >= 2 else paragraph), len(self.text)
+
+    def masked(self, start: int, end: int) -> str:
+        """The span with option texts blanked, so that an option such as "None of the above" is no marker."""
+        chars = list(self.text[start:end])
+        for _, s, e in self.option_occurrences(start, end):
+            chars[s - start : e - start] = " " * (e - s)
+        return "".join(chars)
+
+    def several_reason(self, start: int, end: int, letters: set[str], by_letter: bool = True) -> str:
+        """Why a response that names several options chose none: it hedges, refuses, lists them all, selects
+        several (a short list of letters: "A and C"), or only talks about them."""
+        span = self.masked(start, end)
+        if HEDGE.search(span) or OR_WORD.search(span) or UNCERTAIN.search(span) or TENTATIVE_WORDS.search(span):
+            return "hedge"
+        if REFUSAL.search(span):
+            return "refusal"
+        if not by_letter and BOTH.search(span):  # "both the second and the third image share ..."
+            return "hedge"
+        if by_letter and letters >= self.valid and len(self.valid) > 2:
+            return "all_options_listed"
+        return "several_answers" if by_letter and len(span.split()) <= 12 else "no_answer"
+
+    def without_commitment(self) -> Extraction:
+        if len(self.text.split()) >= 6 and UNFINISHED.search(self.text):
+            return abstain("unfinished", "truncated")  # the conclusion was never written
+        echoed = {t.letter for i, t in self.leads.items() if self._own_text_end(t, self.lines[i][1]) is not None}
+        if len(echoed) > 1 and echoed >= self.valid:
+            return abstain("listing", "all_options_listed")
+        start, end = self.conclusion()
+        span = self.masked(start, end)
+        if NONE_FIT.search(span):
+            return abstain("none_of_the_options", "none_fit")
+        mentions = [t for t in self.tokens(start, end) if t.strong and not self.rejected(t.start, t.end)]
+        letters = {t.letter for t in mentions}
+        if letters & self.valid:
+            if len(letters & self.valid) == 1:
+                return Extraction((letters & self.valid).pop(), "letter", "mention")
+            return abstain("mention", self.several_reason(start, end, letters & self.valid))
+        if letters:
+            return abstain("mention", "out_of_range")
+        if HEDGE.search(span):
+            return abstain("hedge", "hedge")
+        if ALL_OPTIONS.search(span):
+            return abstain("all_of_the_above", "several_answers")
+        named = {letter for letter, _, _ in self.option_occurrences(start, end)}
+        if len(named) > 1 and (contrast := CONTRAST.search(self.text, start, end)):  # "A and B are ..., but it shows C"
+            after = {letter for letter, _, _ in self.option_occurrences(contrast.end(), end)}
+            if len(after) == 1 and not (TENTATIVE_WORDS.search(self.text, contrast.end(), end) or HEDGE.search(self.text, contrast.end(), end)):
+                named = after
+        if len(named) == 1:
+            return Extraction(named.pop(), "option_text", "option_text")
+        if named:
+            return abstain("option_text", self.several_reason(start, end, named, by_letter=False))
+        capitals = {t.letter for t in self.tokens(start, end) if t.letter in self.valid and not self.rejected(t.start, t.end)}
+        if len(capitals) == 1 and not REFUSAL.search(span):
+            return Extraction(capitals.pop(), "letter", "capital")
+        if capitals:
+            return abstain("capital", self.several_reason(start, end, capitals))
+        whole = self.masked(0, len(self.text))
+        if NONE_FIT.search(whole) or NEITHER.search(whole):
+            return abstain("none_of_the_options", "none_fit")
+        if REFUSAL.search(whole) or UNCERTAIN.search(whole):
+            return abstain("refusal", "refusal")
+        return abstain("no_option", "no_answer")
+
+
+def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
+    """The last commitment decides, unless it contradicts an earlier one with no correction in between."""
+    commitments = sorted(commitments, key=lambda c: (c.start, c.priority))
+    final = commitments[-1]
+    for earlier in reversed(commitments[:-1]):
+        narrowed = (earlier.reading.kind == "hedge" and final.reading.kind == "one"
+                    and final.reading.letters[0] in earlier.reading.letters)
+        if earlier.reading.same_as(final.reading) or narrowed:
+            continue
+        if not REVISION.search(text, earlier.start, final.start):
+            return abstain(final.rule, "self_contradiction")
+        break
+    reading = final.reading
+    if reading.kind == "one":
+        return Extraction(reading.letters[0], match_of(reading), final.rule)
+    return abstain(final.rule, reading.reason if reading.kind == "null" else KIND_REASONS[reading.kind])
 
 
 def extract_choice(response: str, options: list[str], letters: list[str] | None = None) -> Extraction:
-    """Extract the chosen option letter from a free-text response to a multiple-choice question.
-
-    Rules, first that finds anything decides; where a rule finds two different letters the response is
-    ambiguous (prediction None), except rule 4, whose last statement wins:
-      1. the last "Answer: X" line (the CoT format): a letter, a leading letter, or one option's text;
-      2. the whole response is a letter: "B", "(B)", "B.", "**B**", "Option B";
-      3. the first line is a letter and the rest explains: "B\n\nBecause option A is wrong";
-      4. an answer statement: "The answer is B", "correct option: (B)" -- the last statement wins,
-         because a model that corrects itself means its final statement;
-      5. the first line opens with a letter and a delimiter: "B. Paris", "(B) Paris", "B, because ...",
-         "B (no cat)" -- unless that line names another option, by letter ("(A) or (B)") or by text;
-      6. letter mentions: "(B)", "B)", "option B" anywhere -- exactly one distinct letter;
-      7. option text: exactly one option's text appears (an option contained in another named
-         option yields to the longer one);
-      8. exactly one distinct stand-alone capital option letter ("I think B is right"), where "A"
-         and "I" followed by a lower-case word are read as an article or a pronoun.
-    """
+    """The option letter a free-text response to a multiple-choice question chooses (see the module docstring)."""
     letters = letters or [chr(ord("A") + i) for i in range(len(options))]
-    valid = set(letters)
-    text = strip_reasoning(response)
+    text = prepare(response)
     if not text:
-        return inconclusive("empty")
+        return abstain("empty", "empty")
+    reader = _Reader(text, options, letters)
+    commitments = reader.statements() + reader.line_commitments()
+    if not commitments:
+        return reader.without_commitment()
+    return _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
 
-    segment = final_answer_segment(text)
-    if segment is not None:
-        for decide in (lambda: _only_letter(segment, valid, "answer_line"),
-                       lambda: _leading_letter(segment, valid, "answer_line", options, letters),
-                       lambda: _option_text_choice(segment, options, letters)):
-            if (decided := decide()) is not None:
-                return decided
 
-    plain = MARKDOWN_EMPHASIS.sub("", text).strip()
-    first_line = plain.split("\n", 1)[0]
-    for decided in (_only_letter(plain, valid, "whole"), _only_letter(first_line, valid, "first_line")):
-        if decided is not None:
-            return decided
+# ---------------------------------------------------------------- yes / no
 
-    statements = [next(g for g in m.groups() if g).upper() for m in ANSWER_STATEMENT.finditer(plain)]
-    statements = [letter for letter in statements if letter in valid]
-    if statements:
-        return Extraction(statements[-1], "letter", "answer_statement")
+YES_OR_NO = re.compile(r"(?i)[\s:\"'(]*(yes|no)\b")
+YES_NO_WORD = re.compile(r"(?i)\b(yes|no)\b")
+YES_NO_HEDGE = re.compile(
+    r"(?i)\byes\s*(?:and|or|/)\s*no\b|\bno\s*(?:and|or|/)\s*yes\b|\bmaybe\b|\bperhaps\b|\bpossibly\b|\bpartially\b"
+    r"|\bpartly\b|\bit\s+depends\b|\bsort\s+of\b|\bkind\s+of\b|\bhard\s+to\s+say\b|\bambiguous\b"
+)
+NO_IDEA = re.compile(r"(?i)\s+(?:idea|clue|way\s+to\s+(?:tell|know|determine))\b")
 
-    for decide in (lambda: _leading_letter(first_line, valid, "leading", options, letters),
-                   lambda: _decide(_mentioned(plain, valid), "mention"),
-                   lambda: _option_text_choice(plain, options, letters)):
-        if (decided := decide()) is not None:
-            return decided
 
-    capitals = []
-    for m in STANDALONE_CAPITAL.finditer(plain):
-        letter = m.group(1)
-        following = plain[m.end() : m.end() + 2]
-        if letter in {"A", "I"} and re.match(r"\s[a-z]", following):
-            continue  # article or pronoun, not an option letter
-        if letter in valid:
-            capitals.append(letter)
-    decided = _decide(capitals, "capital")
-    return decided if decided is not None else inconclusive("no_option")
+def _yes_no_phrase(text: str, pos: int, end: int) -> Reading | None:
+    echo = re.compile(r"(?i)[\s\"']*yes\s*(?:or|/)\s*no\s*[:?]").match(text, pos, end)  # "Yes or no: yes"
+    m = YES_OR_NO.match(text, echo.end() if echo else pos, end)
+    if m:
+        if re.match(r"(?i)\s*(?:and|or|/)\s*(?:yes|no)\b", text[m.end() : end]):
+            return Reading("hedge", ("Yes", "No"))
+        if m.group(1).lower() == "no" and NO_IDEA.match(text, m.end(), end):
+            return Reading("null", reason="refusal")
+        return Reading("one", (m.group(1).capitalize(),))
+    null = NULL_ANSWER.match(text, pos + len(text[pos:end]) - len(text[pos:end].lstrip(" \t:")), end)
+    return Reading("null", reason=null.lastgroup) if null else None
+
+
+def _line_after(text: str, pos: int) -> tuple[int, int]:
+    """The rest of the line at pos, or the next non-empty line when that is empty ("Answer:\n\nYes")."""
+    m = re.compile(r"[ \t:]*(?:\n\s*)?").match(text, pos)
+    end = text.find("\n", m.end())
+    return m.end(), len(text) if end < 0 else end
 
 
 def extract_yes_no(response: str) -> Extraction:
-    """Yes/No: the 'Answer:' line, else the first word, else the only one of yes/no that appears."""
-    text = strip_reasoning(response)
+    """Yes/No: an 'Answer:' line or answer statement ("the answer is no", "So, yes"), else the first word,
+    else the only one of yes/no in the response; refusals and hedges ("yes and no", "maybe") abstain."""
+    text = prepare(response)
     if not text:
-        return inconclusive("empty")
-    segment = final_answer_segment(text)
-    for candidate, rule in ((segment, "answer_line"), (text, "first_word")):
-        if candidate is None:
-            continue
-        first = re.match(r"^\W*(yes|no)\b", MARKDOWN_EMPHASIS.sub("", candidate), re.IGNORECASE)
-        if first:
-            return Extraction(first.group(1).capitalize(), "yes_no", rule)
-    found = {w.lower() for w in YES_NO.findall(text)}
+        return abstain("empty", "empty")
+    commitments = []
+    for trigger in (ANSWER_TRIGGER, CONCLUDE_TRIGGER, CHOOSE_TRIGGER, ANSWER_HEADING):
+        for m in trigger.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            rule = "answer_line" if re.match(r"(?i)[ \t]*(?:final\s+)?answer\b", text[line_start : m.end()]) else "answer_statement"
+            start, end = _line_after(text, m.end())
+            if (reading := _yes_no_phrase(text, start, end)) is not None:
+                commitments.append(Commitment(m.start(), reading, rule))
+    first_sentence = text[: (SENTENCE_END.search(text).start() if SENTENCE_END.search(text) else len(text))]
+    if (reading := _yes_no_phrase(text, 0, len(text))) is not None and not REFUSAL.search(first_sentence):
+        commitments.append(Commitment(0, reading, "first_word", priority=0))
+    if commitments:
+        return _settle(text, commitments, lambda r: "yes_no")
+    if REFUSAL.search(text) or UNCERTAIN.search(text):
+        return abstain("refusal", "refusal")
+    if YES_NO_HEDGE.search(text):
+        return abstain("hedge", "hedge")
+    if len(text.split()) >= 6 and UNFINISHED.search(text):
+        return abstain("unfinished", "truncated")
+    found = {w.lower() for w in YES_NO_WORD.findall(text)}
     if len(found) == 1:
         return Extraction(found.pop().capitalize(), "yes_no", "only_word")
-    return inconclusive("yes_no:ambiguous" if found else "yes_no:absent")
+    return abstain("yes_no", "hedge" if found else "no_answer")
+
+
+# ---------------------------------------------------------------- numbers and open answers
+
+NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
+ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)\s*([^\n]+)", re.IGNORECASE)
+FRACTION = re.compile(r"\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?\s*/\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?")
+NUMBER_HEDGE = re.compile(r"(?i)\b(?:or|between|either)\b|\d\s*(?:to|-|–)\s*\d")
 
 
 def parse_number(text: str) -> float | None:
@@ -201,46 +993,73 @@ def parse_number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)\s*([^\n]+)", re.IGNORECASE)
-
-
-def _result_number(segment: str) -> str | None:
-    """The number an answer segment gives: after its last "=" when it shows a calculation ("12 - 5 = 7")."""
-    numbers = NUMBER.findall(segment.rsplit("=", 1)[-1])
-    return numbers[0].replace(",", "") if numbers else None
+def _number_in(segment: str, rule: str) -> Extraction | None:
+    """The number an answer segment gives: after its last "=" when it shows a calculation ("12 - 5 = 7");
+    a null answer ("N/A") or two numbers left open ("3 or 4", "between 3 and 4") abstain."""
+    if NULL_ANSWER.match(segment.strip(" \t:")):
+        return abstain(rule, NULL_ANSWER.match(segment.strip(" \t:")).lastgroup)
+    result = segment.rsplit("=", 1)[-1]
+    numbers = NUMBER.findall(result)
+    if not numbers:
+        return None
+    fraction = FRACTION.search(result)
+    if fraction and fraction.start() == NUMBER.search(result).start() - (result[fraction.start()] == "(") and float(fraction.group(2)):
+        return Extraction(repr(float(fraction.group(1)) / float(fraction.group(2))), "numeric", rule)  # "1/4", "\frac{1}{2}"
+    if len({n.replace(",", "") for n in numbers}) > 1 and NUMBER_HEDGE.search(result):
+        return abstain(rule, "hedge")
+    return Extraction(numbers[0].replace(",", ""), "numeric", rule)
 
 
 def extract_number(response: str) -> Extraction:
-    """A number: from the last 'Answer:' line, else the whole response if it is one number (units allowed),
-    else the last 'answer is/=' statement, else the only distinct number in the response."""
-    text = strip_reasoning(response).replace("\u2212", "-")  # the typographic minus sign
+    """A number: from the last 'Answer:' line or \\boxed{}, else the whole response if it is one number (units
+    allowed), else the last 'answer is/=' statement, else the only distinct number in the response."""
+    text = prepare(response).replace("\u2212", "-")  # the typographic minus sign
     if not text:
-        return inconclusive("empty")
-    plain = MARKDOWN_EMPHASIS.sub("", text)
-    segment = final_answer_segment(plain)
-    if segment is not None and (number := _result_number(segment)) is not None:
-        return Extraction(number, "numeric", "answer_line")
-    whole = re.fullmatch(r"[^\w+\-.]*(" + NUMBER.pattern + r")\s*[%°\w]{0,12}\W*", plain.strip())
+        return abstain("empty", "empty")
+    boxed = re.findall(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", text)
+    for segment, rule in ((final_answer_segment(text), "answer_line"), (boxed[-1] if boxed else None, "answer_statement")):
+        if segment is not None and (found := _number_in(segment, rule)) is not None:
+            return found
+    whole = re.fullmatch(r"[^\w+\-.]*(" + NUMBER.pattern + r")\s*[%°\w]{0,12}\W*", text)
     if whole:
         return Extraction(whole.group(1).replace(",", ""), "numeric", "whole")
-    statements = ANSWER_IS.findall(plain)
-    if statements and (number := _result_number(statements[-1])) is not None:
-        return Extraction(number, "numeric", "answer_statement")
-    numbers = {n.replace(",", "") for n in NUMBER.findall(plain)}
+    if re.fullmatch(r"\W*" + FRACTION.pattern + r"\W*", text):
+        return _number_in(text, "whole")
+    calculation = re.search(r"=\s*(" + NUMBER.pattern + r")\s*[%°a-zA-Z²³]{0,12}\W*$", text)
+    steps = text.split("=")[1:-1]  # what stands between the signs of "perimeter = 4 × 7 = 28"
+    if calculation and not any(re.search(r"[,;\n]", step) for step in steps):  # not "x = 4, y = 5"
+        return Extraction(calculation.group(1).replace(",", ""), "numeric", "calculation")
+    statements = ANSWER_IS.findall(text)
+    if statements and (found := _number_in(statements[-1], "answer_statement")) is not None:
+        return found
+    numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
     if len(numbers) == 1:
         return Extraction(numbers.pop(), "numeric", "only_number")
-    return inconclusive("number:ambiguous" if numbers else "number:absent")
+    if numbers:
+        return abstain("number", "hedge" if NUMBER_HEDGE.search(text) and len(numbers) == 2 else "no_answer")
+    return abstain("number", "refusal" if REFUSAL.search(text) or UNCERTAIN.search(text) else "no_answer")
+
+
+LONE_LETTER = re.compile(r"\W*(?:(?i:option|choice)\s*)?\(?([A-Z])\)?[\W]*")
 
 
 def extract_answer_part(response: str) -> Extraction:
-    """For open answers: the last 'Answer:' line, else the last 'answer is' statement, else the whole text."""
-    text = strip_reasoning(response)
+    """For open answers: the last 'Answer:' line, else \\boxed{}, else the last 'answer is' statement, else the
+    whole text. A lone option letter ("A", "(B)") answers a question that has no options (out_of_range);
+    "N/A" or a refusal without any number is a refusal."""
+    text = prepare(response)
     if not text:
-        return inconclusive("empty")
-    segment = final_answer_segment(text)
-    if segment is not None:
-        return Extraction(segment, "exact", "answer_line")
+        return abstain("empty", "empty")
+    boxed = re.findall(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", text)
     statements = ANSWER_IS.findall(text)
-    if statements:
-        return Extraction(statements[-1].strip(), "exact", "answer_statement")
-    return Extraction(text, "exact", "whole")
+    segment, rule = next((s.strip(), r) for s, r in ((final_answer_segment(text), "answer_line"),
+                                                     (boxed[-1] if boxed else None, "answer_statement"),
+                                                     (statements[-1] if statements else None, "answer_statement"),
+                                                     (text, "whole")) if s is not None and s.strip())
+    if LONE_LETTER.fullmatch(segment):
+        return abstain(rule, "out_of_range")
+    if (null := NULL_ANSWER.match(segment)) and len(segment.split()) <= 4:
+        return abstain(rule, null.lastgroup)
+    if rule == "whole" and (REFUSAL.search(text) or UNCERTAIN.search(text)) and not re.search(r"\d", text):
+        return abstain(rule, "refusal")
+    return Extraction(segment, "exact", rule)

@@ -16,7 +16,7 @@ import datasets
 from loguru import logger
 
 from . import adapters
-from .benchmarks import BenchmarkSpec
+from .benchmarks import BY_KEY, BenchmarkSpec
 from .catalog import TASKS
 from .prompts import build_prompt
 from .question import DocError, Question, load_image
@@ -93,6 +93,18 @@ def doc_to_visual(doc: dict) -> list:
     return [load_image(doc[field], f"{where} field '{field}'") for field in question.image_fields if field not in missing]
 
 
+def scored_visuals(doc: dict) -> list:
+    """doc_to_visual for a doc that process_results gets. lmms-eval drops a dataset's image columns from
+    those docs unless it runs with --process_with_media; a missing column then says so, rather than
+    reading as a question without images."""
+    question = question_of(doc)
+    dropped = [field for field in question.image_fields if field not in doc]
+    if dropped:
+        raise DocError(f"{question.benchmark} {question.question_id}: the scored doc has no image column(s) "
+                       f"{dropped}: run lmms-eval with --process_with_media to show a judge the images")
+    return doc_to_visual(doc)
+
+
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
     return doc[PROMPT_COLUMN]
 
@@ -102,44 +114,70 @@ def doc_to_target(doc: dict) -> str:
     return "" if gold is None else str(gold)
 
 
+# What results.json reports per task, by kind of task. process_results returns exactly these keys (accuracy only
+# when the question has a known gold), so no metric appears as an empty "[]" entry; generate.py writes them into
+# the task YAMLs. `mean` is lmms-eval's own aggregation: lmms-eval computes a standard error only for the
+# aggregations it knows, and for `mean` it gives the sample standard error of the mean. The group YAMLs pool
+# GROUP_METRICS over their tasks, weighted by each task's number of questions.
+MetricSpec = tuple[str, str, bool | None]  # (metric, aggregation: "mean" or a function of this module, higher is better)
+ACCURACY: MetricSpec = ("accuracy", "mean", True)
+UNPARSED_RATE: MetricSpec = ("unparsed_rate", "mean", False)
+PER_QUESTION: MetricSpec = ("per_question", "aggregate_per_question", None)  # the record; its value is a count
+METRICS: dict[str, list[MetricSpec]] = {
+    "benchmark": [ACCURACY, UNPARSED_RATE, PER_QUESTION],
+    # CAIT's two options are balanced, so it also reports macro F1 over A and B (metrics.macro_f1)
+    "cait": [ACCURACY, ("macro_f1", "aggregate_macro_f1", True), UNPARSED_RATE, PER_QUESTION],
+    # a caption is not scored here: postprocess's re-evaluation asks LLM judges to answer from it
+    "describe": [("empty_response_rate", "mean", False), PER_QUESTION],
+}
+GROUP_METRICS = ("accuracy", "unparsed_rate")
+
+
+def metric_kind(prompt_style: str, variant: str) -> str:
+    """Which METRICS list a task reports: describe for a caption task, cait for CAIT, else benchmark."""
+    if VARIANTS[variant].prompt == "describe":
+        return "describe"
+    return "cait" if prompt_style == "cait" else "benchmark"
+
+
 def process_results(doc: dict, results: list) -> dict:
-    """Each metric gets only what its aggregation needs (every value is also written to each log line);
-    the full decision is the `per_question` record."""
+    """The task's METRICS values for one question; lmms-eval also writes them on the question's sample line.
+    `per_question` is the full decision (record.py); the response itself is the line's `filtered_resps`."""
     question = question_of(doc)
     response = response_text(results)
-    if VARIANTS[question.variant].prompt == "describe":  # a caption, not an answer: nothing to extract or score
+    kind = metric_kind(BY_KEY[f"{question.benchmark}:{question.split}"].prompt_style, question.variant)
+    if kind == "describe":  # a caption, not an answer: nothing to extract or score
         outcome = Outcome(None, None, "none", "describe")
-    else:
-        outcome = score(question, response)
-    return {
-        "accuracy": outcome.correct,
-        "subtask_accuracy": [question.subtask, outcome.correct],
-        "unparsed_rate": outcome.match == "none",
-        "macro_f1": [outcome.prediction, question.gold],
-        "empty_response_rate": not response.strip(),
-        "per_question": per_question_record(question, response, outcome),
-    }
+        return {"empty_response_rate": not response.strip(), "per_question": per_question_record(question, outcome)}
+    outcome = score(question, response, images=lambda: scored_visuals(doc))  # loaded only if a judge is asked
+    values: dict = {} if outcome.correct is None else {"accuracy": outcome.correct}
+    if kind == "cait":
+        values["macro_f1"] = [outcome.prediction, question.gold]
+    values["unparsed_rate"] = outcome.match == "none"
+    values["per_question"] = per_question_record(question, outcome)
+    return values
 
 
-def aggregate_accuracy(items: list[bool | None]) -> float | None:
-    """Mean correctness over questions with a known gold; None when no gold is known (MMMU test)."""
-    known = [correct for correct in items if correct is not None]
-    return sum(known) / len(known) if known else None
+def aggregate_per_question(records: list[dict]) -> int:
+    """The number of per-question records in the task's samples file (what postprocess reads).
+
+    The accuracy per subtask goes to lmms-eval's log, one line per subtask, rather than into results.json:
+    lmms-eval prints every results.json value as one cell of its console table, and a benchmark with 32
+    subtasks would make that cell 1,000 characters wide. The records hold subtask and correctness, so
+    `python -m postprocess report` tabulates it too (Appendix B subtask accuracy)."""
+    by_subtask: dict[str, list[bool]] = {}
+    for record in records:
+        if record["correct"] is not None:
+            by_subtask.setdefault(record["subtask"], []).append(record["correct"])
+    if by_subtask:
+        first = records[0]
+        width = max(map(len, by_subtask))
+        lines = [f"  {subtask:<{width}}  {sum(c) / len(c):.3f}  ({len(c)} question{'s' if len(c) > 1 else ''})"
+                 for subtask, c in sorted(by_subtask.items())]
+        logger.info(f"{first['benchmark']} {first['split']} ({first['variant']}) accuracy by subtask:\n" + "\n".join(lines))
+    return len(records)
 
 
-def aggregate_subtask_accuracy(items: list[list]) -> dict[str, float | None]:
-    by_subtask: dict[str, list[bool | None]] = {}
-    for subtask, correct in items:
-        by_subtask.setdefault(subtask, []).append(correct)
-    return {subtask: aggregate_accuracy(group) for subtask, group in sorted(by_subtask.items())}
-
-
-def aggregate_macro_f1(items: list[list]) -> float | None:
-    """CAIT: macro F1 over the two option letters (metrics.macro_f1)."""
-    known = [(prediction, gold) for prediction, gold in items if gold is not None]
-    return macro_f1([p for p, _ in known], [g for _, g in known]) if known else None
-
-
-def aggregate_share(items: list[bool]) -> float:
-    """Share of true items: unparsed responses (scored wrong), or empty responses."""
-    return sum(items) / len(items) if items else 0.0
+def aggregate_macro_f1(items: list[list]) -> float:
+    """CAIT: macro F1 over the two option letters (metrics.macro_f1); every CAIT question has a gold letter."""
+    return macro_f1([prediction for prediction, _ in items], [gold for _, gold in items])

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from .question import MCQ, YES_NO, DocError, Question
+from .variants import VARIANTS
 
 MCQ_INSTRUCTION = (
     "Please select the correct answer from the options above. Respond with only the letter of the "
@@ -122,3 +123,14 @@ def build_prompt(question: Question, mode: str = "direct", original_options: lis
     else:
         raise ValueError(f"unknown prompt style {style!r}")
     return f"{base.rstrip()}\n{cot_instruction(question)}" if cot else base
+
+
+def shown_prompt(question: Question) -> str:
+    """The prompt a task sent for this question as its variant shows it (what hooks.prepare_docs stored),
+    rebuilt from the question alone: its permutation gives back the dataset's option order."""
+    original = question.options
+    if question.permutation is not None:
+        original = [""] * len(question.options)
+        for shown, source in enumerate(question.permutation):
+            original[source] = question.options[shown]
+    return build_prompt(question, VARIANTS[question.variant].prompt, original_options=original)

@@ -2,6 +2,12 @@
 
 Every task's process_results returns it under the key `per_question`; lmms-eval merges that key
 into each line of the `--log_samples` JSONL. Fields may be added; the ones below are never renamed.
+
+The response is stored once per line, by lmms-eval, as `filtered_resps`: the text process_results
+scored (lmms-eval 0.7 strips `<think>`/`<analysis>` blocks first with its default `--reasoning_tags`,
+and then keeps the raw text as `resps` on the same line when the two differ). The record does not
+repeat it; `line_response(line)` reads it, and takes a record's own `response` first, which logs
+written before this rule carry.
 """
 
 from __future__ import annotations
@@ -13,6 +19,32 @@ from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
 BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
 SPLITS = SPLIT_NAMES
 MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
+# Why extraction gave no prediction (optional field `abstain_reason`; null when the rules gave one):
+#   empty               nothing outside the reasoning block
+#   refusal             declines or cannot answer ("cannot determine", "no image", "Answer: N/A")
+#   none_fit            says that no option is right ("none of the options match", "neither")
+#   hedge               leaves two or more options open ("either B or C", "A or B", "both equally close")
+#   several_answers     commits to two or more options at once ("A, C", "A and C are correct")
+#   all_options_listed  repeats the option list instead of choosing
+#   self_contradiction  two different answers with no correction between them, or a letter with another option's text
+#   out_of_range        names an option that does not exist ("(C)" of two; a letter to an open question)
+#   truncated           stops mid-sentence before stating an answer (a cut or looping generation)
+#   no_answer           names no option in a way that commits (a description, working without a conclusion)
+ABSTAIN_REASONS = ("empty", "refusal", "none_fit", "hedge", "several_answers", "all_options_listed",
+                   "self_contradiction", "out_of_range", "truncated", "no_answer")
+# When a judge was asked about a response the rules left unparsed (during the run: scoring's adjudicator;
+# afterwards: `python -m postprocess adjudicate`, merged by ingestion), the record also holds
+#   judge          the judge's name in its judges file
+#   judge_model    the model id the judge's endpoint was sent
+#   judge_verdict  the judge's raw answer (null when the call failed)
+#   judge_status   one of JUDGE_STATUSES:
+#                    settled    the verdict names an answer: it is the prediction, match "judge"
+#                    no_answer  the judge says the response commits to no answer: still match "none"
+#                    unparsed   the verdict stayed malformed or off-list after the retries: still "none"
+#                    failed     the call failed (after the client's retries and timeouts): still "none"
+#   judge_error    why the verdict did not parse or the call failed (null otherwise)
+# `abstain_reason` stays: why the rules abstained. Records the judge was not asked lack these fields.
+JUDGE_STATUSES = ("settled", "no_answer", "unparsed", "failed")
 
 # field -> allowed python types (None means JSON null is allowed)
 REQUIRED_FIELDS: dict[str, tuple] = {
@@ -22,11 +54,28 @@ REQUIRED_FIELDS: dict[str, tuple] = {
     "question_id": (str,),
     "variant": (str,),
     "gold": (str, list, type(None)),
-    "response": (str,),
     "prediction": (str, type(None)),
     "correct": (bool, type(None)),
     "match": (str,),
 }
+OPTIONAL_FIELDS: dict[str, tuple] = {"response": (str,)}  # in records written before the response rule above
+RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")  # where a line holds the response, in the order read
+
+
+def line_response(line: dict) -> str | None:
+    """The response of a samples line: the record's own `response` when it has one, else the single string in
+    filtered_resps (else resps), as "x", ["x"] or [["x"]] (lmms-eval's shapes across versions); None when
+    there is none."""
+    record = line.get("per_question")
+    if isinstance(record, dict) and isinstance(record.get("response"), str):
+        return record["response"]
+    for name in RESPONSE_LINE_FIELDS:
+        value = line.get(name)
+        while isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, str):
+            return value
+    return None
 
 
 class RecordError(ValueError):
@@ -45,6 +94,12 @@ def validate_record(record: Any) -> dict:
                 f"per_question field '{field}' has type {type(record[field]).__name__}, "
                 f"expected one of {[t.__name__ for t in types]}"
             )
+    for field, types in OPTIONAL_FIELDS.items():
+        if field in record and not isinstance(record[field], types):
+            raise RecordError(
+                f"per_question field '{field}' has type {type(record[field]).__name__}, "
+                f"expected one of {[t.__name__ for t in types]}"
+            )
     if record["benchmark"] not in BENCHMARKS:
         raise RecordError(f"per_question field 'benchmark' is {record['benchmark']!r}, not one of {BENCHMARKS}")
     if record["match"] not in MATCH_KINDS:
@@ -53,4 +108,17 @@ def validate_record(record: Any) -> dict:
         raise RecordError("per_question has match 'none' but correct true")
     if not record["question_id"]:
         raise RecordError("per_question field 'question_id' is empty")
+    reason = record.get("abstain_reason")
+    if reason is not None and reason not in ABSTAIN_REASONS:
+        raise RecordError(f"per_question field 'abstain_reason' is {reason!r}, not one of {ABSTAIN_REASONS}")
+    if reason is not None and record["match"] not in ("none", "judge"):
+        raise RecordError(f"per_question has abstain_reason {reason!r} but match {record['match']!r}")
+    status = record.get("judge_status")
+    if status is not None and status not in JUDGE_STATUSES:
+        raise RecordError(f"per_question field 'judge_status' is {status!r}, not one of {JUDGE_STATUSES}")
+    if (record["match"] == "judge") != (status == "settled"):
+        raise RecordError(f"per_question has match {record['match']!r} but judge_status {status!r} "
+                          "(a judge's answer is match 'judge' exactly when its status is 'settled')")
+    if status is not None and not (isinstance(record.get("judge"), str) and isinstance(record.get("judge_model"), str)):
+        raise RecordError("per_question has a judge_status but no judge / judge_model names")
     return record

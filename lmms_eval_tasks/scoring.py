@@ -13,9 +13,14 @@ Matching rules:
            both round to the same value at 2 decimals (as MMMU's official evaluator).
 When no gold is known (MMMU test without answers) `correct` is None.
 
-Adjudication: when extraction is inconclusive, a registered adjudicator (an LLM judge, another issue)
-may decide; its decision is recorded with match "judge". None is registered by default; set one with
-`set_adjudicator(fn)` or the environment variable INVSCALE_ADJUDICATOR="package.module:function".
+Adjudication: when extraction is inconclusive, a registered adjudicator may decide. It is called as
+`adjudicator(question, response, extraction, images)`, where `images()` gives the images the model was
+shown (decoded only when called), and returns a Judgement (None: it did not ask, e.g. no gold is known).
+A Judgement with a prediction is recorded with match "judge"; every Judgement's judge fields are
+recorded (record.JUDGE_STATUSES). None is registered by default; set one with `set_adjudicator(fn)` or
+the environment variable INVSCALE_ADJUDICATOR="package.module:function" (the LLM judge:
+postprocess.adjudication.live:adjudicate). The record's `abstain_reason` says why the rules gave no
+prediction (record.ABSTAIN_REASONS); it is kept when a judge then decides, and null when the rules gave one.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import importlib
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .extraction import (
@@ -39,13 +44,31 @@ from .extraction import (
 )
 from .question import MCQ, NUMERIC, YES_NO, Question
 
-Adjudicator = Callable[[Question, str, Extraction], Extraction | None]
+
+@dataclass(frozen=True)
+class Judgement:
+    """What a judge made of a response the rules could not settle (the record's judge_* fields)."""
+    prediction: str | None  # in the question's answer form (a shown letter, Yes/No, a value); None: not settled
+    judge: str  # the judge's name in its judges file
+    model: str  # the model id its endpoint was sent
+    verdict: str | None  # the judge's raw answer; None when the call failed
+    status: str  # record.JUDGE_STATUSES; "settled" exactly when there is a prediction
+    error: str | None = None  # why the verdict did not parse or the call failed
+
+    def __post_init__(self) -> None:
+        if (self.status == "settled") != (self.prediction is not None):
+            raise ValueError(f"a judgement has a prediction exactly when its status is 'settled'; got status "
+                             f"{self.status!r} and prediction {self.prediction!r}")
+
+
+Images = Callable[[], Sequence]  # the images the model was shown, loaded when called
+Adjudicator = Callable[[Question, str, Extraction, Images], Judgement | None]
 _adjudicator: Adjudicator | None = None
 ADJUDICATOR_ENV = "INVSCALE_ADJUDICATOR"
 
 
 def set_adjudicator(adjudicator: Adjudicator | None) -> None:
-    """Register the fallback for inconclusive extractions; it returns an Extraction with match 'judge', or None."""
+    """Register the fallback for inconclusive extractions (see the module docstring)."""
     global _adjudicator
     _adjudicator = adjudicator
 
@@ -63,6 +86,8 @@ class Outcome:
     correct: bool | None
     match: str
     rule: str
+    abstain_reason: str | None = None
+    judgement: Judgement | None = None  # when an adjudicator was asked
 
 
 def extract(question: Question, response: str) -> Extraction:
@@ -114,39 +139,59 @@ def open_answer_matches(prediction: str, golds: list[str]) -> tuple[bool, str]:
     return False, "numeric" if any_numeric else "exact"
 
 
-def score(question: Question, response: str) -> Outcome:
+def _no_images() -> list:
+    return []
+
+
+def score(question: Question, response: str, images: Images = _no_images) -> Outcome:
+    """The outcome of one response; `images` (the model's images) is called only if a judge is asked."""
     extraction = extract(question, response)
+    reason = extraction.reason  # why the rules abstained, kept if a judge decides
+    judgement = None
     if not extraction.found and (adjudicator := current_adjudicator()) is not None:
-        extraction = adjudicator(question, response, extraction) or extraction
+        judgement = adjudicator(question, response, extraction, images)
+        if judgement is not None and judgement.prediction is not None:
+            extraction = Extraction(judgement.prediction, "judge", extraction.rule)  # the rule that abstained
     if not extraction.found:
-        return Outcome(None, None if question.gold is None else False, "none", extraction.rule)
+        return Outcome(None, None if question.gold is None else False, "none", extraction.rule, reason, judgement)
     if question.gold is None:
-        return Outcome(extraction.prediction, None, extraction.match, extraction.rule)
+        return Outcome(extraction.prediction, None, extraction.match, extraction.rule, reason, judgement)
     correct, match = is_correct(question, extraction.prediction)
     if extraction.match in ("option_text", "judge"):
         match = extraction.match
-    return Outcome(extraction.prediction, correct, match, extraction.rule)
+    return Outcome(extraction.prediction, correct, match, extraction.rule, reason, judgement)
 
 
-def per_question_record(question: Question, response: str, outcome: Outcome) -> dict:
-    """The record of record.REQUIRED_FIELDS plus the details a reader needs to audit the decision."""
-    return {
+def judge_fields(judgement: Judgement) -> dict:
+    """The record's judge_* fields (record.py) of a judgement."""
+    return {"judge": judgement.judge, "judge_model": judgement.model, "judge_verdict": judgement.verdict,
+            "judge_status": judgement.status, "judge_error": judgement.error}
+
+
+def per_question_record(question: Question, outcome: Outcome) -> dict:
+    """The record of record.REQUIRED_FIELDS plus the details a reader needs to audit the decision (and the
+    judge's fields when one was asked). The response is not in it: lmms-eval writes it on the same line as
+    `filtered_resps` (record.py)."""
+    record = {
         "benchmark": question.benchmark,
         "split": question.split,
         "subtask": question.subtask,
         "question_id": question.question_id,
         "variant": question.variant,
         "gold": question.gold,
-        "response": response,
         "prediction": outcome.prediction,
         "correct": outcome.correct,
         "match": outcome.match,
         "rule": outcome.rule,
+        "abstain_reason": outcome.abstain_reason,
         "kind": question.kind,
         "options": question.options,
         "permutation": question.permutation,
         "details": json.loads(json.dumps(question.details, default=str)),
     }
+    if outcome.judgement is not None:
+        record.update(judge_fields(outcome.judgement))
+    return record
 
 
 def response_text(results: list) -> str:

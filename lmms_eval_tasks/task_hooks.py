@@ -18,6 +18,10 @@ def docs_invscale_mmtbench_val_cot(dataset: datasets.Dataset) -> datasets.Datase
     return prepare_docs(dataset, "invscale_mmtbench_val_cot")
 
 
+def docs_invscale_mmtbench_val_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_mmtbench_val_identity")
+
+
 def docs_invscale_mmtbench_val_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mmtbench_val_reverse")
 
@@ -40,6 +44,10 @@ def docs_invscale_mmmu_dev_val(dataset: datasets.Dataset) -> datasets.Dataset:
 
 def docs_invscale_mmmu_dev_val_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mmmu_dev_val_cot")
+
+
+def docs_invscale_mmmu_dev_val_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_mmmu_dev_val_identity")
 
 
 def docs_invscale_mmmu_dev_val_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
@@ -66,6 +74,10 @@ def docs_invscale_mmmu_test_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mmmu_test_cot")
 
 
+def docs_invscale_mmmu_test_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_mmmu_test_identity")
+
+
 def docs_invscale_mmmu_test_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mmmu_test_reverse")
 
@@ -88,6 +100,10 @@ def docs_invscale_scienceqa_img_test(dataset: datasets.Dataset) -> datasets.Data
 
 def docs_invscale_scienceqa_img_test_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_scienceqa_img_test_cot")
+
+
+def docs_invscale_scienceqa_img_test_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_scienceqa_img_test_identity")
 
 
 def docs_invscale_scienceqa_img_test_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
@@ -114,12 +130,20 @@ def docs_invscale_mme_test_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mme_test_cot")
 
 
+def docs_invscale_mme_test_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_mme_test_identity")
+
+
 def docs_invscale_ai2d_test(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_ai2d_test")
 
 
 def docs_invscale_ai2d_test_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_ai2d_test_cot")
+
+
+def docs_invscale_ai2d_test_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_ai2d_test_identity")
 
 
 def docs_invscale_ai2d_test_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
@@ -146,6 +170,10 @@ def docs_invscale_mathvista_testmini_cot(dataset: datasets.Dataset) -> datasets.
     return prepare_docs(dataset, "invscale_mathvista_testmini_cot")
 
 
+def docs_invscale_mathvista_testmini_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_mathvista_testmini_identity")
+
+
 def docs_invscale_mathvista_testmini_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mathvista_testmini_reverse")
 
@@ -170,6 +198,10 @@ def docs_blink_val_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "blink_val_cot")
 
 
+def docs_blink_val_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "blink_val_identity")
+
+
 def docs_blink_val_reverse(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "blink_val_reverse")
 
@@ -192,6 +224,10 @@ def docs_invscale_mmbench_dev_en(dataset: datasets.Dataset) -> datasets.Dataset:
 
 def docs_invscale_mmbench_dev_en_cot(dataset: datasets.Dataset) -> datasets.Dataset:
     return prepare_docs(dataset, "invscale_mmbench_dev_en_cot")
+
+
+def docs_invscale_mmbench_dev_en_identity(dataset: datasets.Dataset) -> datasets.Dataset:
+    return prepare_docs(dataset, "invscale_mmbench_dev_en_identity")
 
 
 def docs_invscale_mmbench_dev_en_reverse(dataset: datasets.Dataset) -> datasets.Dataset:

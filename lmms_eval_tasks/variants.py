@@ -2,6 +2,8 @@
 
   direct   the benchmark's own option order and the direct prompt
   cot      the direct order with the chain-of-thought prompt (max_new_tokens 4096)
+  identity the direct prompt unchanged, as a task of its own: re-running it measures the run-to-run
+           variation of greedy decoding (Table 43's "identity" row), against which reorderings are read
   reverse  every multiple-choice question's options reversed
   shiftK   (K = 1, 2, 3) the option at position i moves to position (i + K) mod 4; only questions
            with exactly four options take part, the others are left out of the task and counted
@@ -35,6 +37,7 @@ VARIANTS: dict[str, Variant] = {
     for v in (
         Variant("direct"),
         Variant("cot", prompt="cot"),
+        Variant("identity"),
         Variant("reverse", reorders=True),
         Variant("shift1", reorders=True, shift=1),
         Variant("shift2", reorders=True, shift=2),

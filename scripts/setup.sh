@@ -12,5 +12,7 @@ if [ -f "$stamp" ]; then exit 0; fi
 # 2.14.1 + torchvision 0.29.1 is the pair the Qwen processors of transformers 5.x work with (CPU or GPU).
 .venv/bin/pip install --quiet --disable-pip-version-check torch==2.14.1 torchvision==0.29.1
 .venv/bin/pip install --quiet --disable-pip-version-check -e '.[test,labelstudio]'
+# pyiqa (cait-quality's NIQE/BRISQUE) without its dependencies: see the `study` extra in pyproject.toml
+.venv/bin/pip install --quiet --disable-pip-version-check --no-deps 'pyiqa==0.1.16'
 rm -f .venv/.installed-*
 touch "$stamp"

@@ -2,11 +2,13 @@
 
 import datasets
 import pytest
+import yaml
 
 from lmms_eval_tasks.benchmarks import BY_KEY
 from invscale_demo import fixtures
 from lmms_eval_tasks import adapters
 from lmms_eval_tasks.catalog import TASKS
+from lmms_eval_tasks.generate import TASKS_DIR
 from lmms_eval_tasks.hooks import (
     PROMPT_COLUMN,
     QUESTION_COLUMN,
@@ -129,7 +131,8 @@ def test_empty_response_is_scored_wrong_and_recorded_unparsed():
     doc = prepare_docs(dataset, "invscale_mmbench_dev_en")[0]
     result = process_results(doc, [""])
     record = validate_record(result["per_question"])
-    assert (record["prediction"], record["correct"], record["match"], record["response"]) == (None, False, "none", "")
+    assert (record["prediction"], record["correct"], record["match"]) == (None, False, "none")
+    assert (result["accuracy"], result["unparsed_rate"]) == (False, True)
 
 
 def test_duplicate_question_ids_are_refused():
@@ -170,3 +173,36 @@ def test_variants_keep_ids_and_the_gold_option_text(task):
         if shown.kind == "mcq" and shown.gold is not None:
             assert shown.options[shown.letters.index(shown.gold)] == original.options[original.letters.index(original.gold)]
         assert doc[PROMPT_COLUMN] and doc[QUESTION_COLUMN]
+
+
+@pytest.mark.parametrize("task, rows, with_accuracy", [
+    ("invscale_mmbench_dev_en", lambda: fixtures.mmbench_rows(), True),
+    ("invscale_mmmu_test", lambda: (fixtures.mmmu_rows("test", with_answers=False), fixtures.MMMU_FEATURES), False),
+])
+def test_process_results_returns_the_tasks_metrics_and_nothing_else(task, rows, with_accuracy):
+    """Every key becomes a results.json entry; a key without its metric in the task's YAML would be an empty one."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    metrics = {entry["metric"] for entry in yaml.load((TASKS_DIR / f"{task}.yaml").read_text(), Loader)["metric_list"]}
+    doc = prepare_docs(datasets.Dataset.from_list(*rows()), task)[0]
+    result = process_results(doc, ["B"])
+    assert set(result) == metrics - ({"accuracy"} if not with_accuracy else set())
+    assert "response" not in result["per_question"]
+
+
+@pytest.mark.parametrize("task", [t for t, e in TASKS.items() if e.variant == "identity"
+                                  and e.spec.name in ROWS_WITH_FEATURES])
+def test_the_identity_variant_re_asks_the_direct_prompt_unchanged(task):
+    """Table 43's "identity" row: the same questions, options, gold and prompt as the base task, recorded as
+    variant "identity" so that a re-run joins the direct run question by question."""
+    entry = TASKS[task]
+    dataset = datasets.Dataset.from_list(*ROWS_WITH_FEATURES[entry.spec.name]())
+    direct, identity = prepare_docs(dataset, entry.base), prepare_docs(dataset, task)
+    assert direct[PROMPT_COLUMN] == identity[PROMPT_COLUMN]
+    for before, after in zip(direct, identity):
+        shown, original = question_of(after), question_of(before)
+        assert shown.variant == "identity" and original.variant == "direct"
+        assert (shown.question_id, shown.options, shown.gold, shown.permutation) == \
+               (original.question_id, original.options, original.gold, None)

@@ -35,18 +35,61 @@ def test_validator_names_the_record_and_field(changes, message):
         cait.validate_cait_record(record(**changes), "scene s1")
 
 
+def png(path, size=(8, 8)):
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, (200, 30, 30)).save(path)
+    return path
+
+
 def test_folder_errors_name_the_file_line_and_field(tmp_path):
-    (tmp_path / "images").mkdir()
-    (tmp_path / "cait.jsonl").write_text(json.dumps(record()) + "\n{broken\n")
-    with pytest.raises(DocError, match=r"cait.jsonl:2: not valid JSON"):
-        cait.read_folder(tmp_path)
-    (tmp_path / "cait.jsonl").write_text(json.dumps(record()) + "\n")
-    with pytest.raises(DocError, match=r"record 1 \(id 's1'\): field 'image' names .*a.png, which does not exist"):
-        cait.read_folder(tmp_path)
-    (tmp_path / "images" / "a.png").write_bytes(b"")
-    (tmp_path / "cait.jsonl").write_text(json.dumps(record()) + "\n" + json.dumps(record()) + "\n")
-    with pytest.raises(DocError, match=r"record 2 \(id 's1'\): duplicate id"):
-        cait.read_folder(tmp_path)
+    folder = tmp_path / "cait"
+    png(folder / "images" / "a.png")
+    (folder / "images" / "empty.png").write_bytes(b"")
+    lines = [json.dumps(record()), "{broken", json.dumps(record(id="s2", image="images/missing.png")),
+             json.dumps(record()), json.dumps(record(id="s3", image="images/empty.png", style="sketch", verb=3))]
+    (folder / "cait.jsonl").write_text("\n".join(lines) + "\n")
+    source = folder / "cait.jsonl"
+    check = cait.check_folder(folder)
+    assert check.problems == [
+        f"{source}:2: not valid JSON (Expecting property name enclosed in double quotes)",
+        f"{source}:3 (id 's2'): field 'image' names {folder / 'images' / 'missing.png'}, which does not exist",
+        f"{source}:4 (id 's1'): duplicate id",
+        f"{source}:5 (id 's3'): field 'verb' must be a string, got int; field 'style' is 'sketch', not one of "
+        f"['realistic', 'cartoon']; field 'image' {folder / 'images' / 'empty.png'} is not a readable image: "
+        f"cannot identify image file '{folder / 'images' / 'empty.png'}'"]
+    with pytest.raises(DocError, match=r"cait: 4 bad line\(s\) or record\(s\) among 4 CAIT records:\n  .*cait.jsonl:2: not valid JSON"):
+        cait.read_folder(folder)
+
+
+def test_every_bad_record_is_counted_and_a_corrupt_png_is_named(tmp_path, capsys):
+    from lmms_eval_tasks.__main__ import main
+
+    folder = tmp_path / "cait"
+    good = png(folder / "images" / "good.png", size=(64, 64)).read_bytes()
+    (folder / "images" / "cut.png").write_bytes(good[: len(good) // 2])  # a truncated download
+    flipped = bytearray(good)
+    flipped[40] ^= 0xFF  # a flipped byte inside a chunk: its CRC no longer matches
+    (folder / "images" / "crc.png").write_bytes(bytes(flipped))
+    rows = [record(id=f"s{i}", style="sketch") for i in range(30)]
+    rows += [record(id="cut", image="images/cut.png"), record(id="crc", image="images/crc.png"),
+             record(id="fine", image="images/good.png")]
+    (folder / "cait.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["cait-validate", str(folder), "--max-errors", "5"]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith(f"{folder}: 32 bad line(s) or record(s) among 33 CAIT records:\n")
+    assert error.count("field 'style' is 'sketch'") == 5 and "  ... and 27 more (raise the limit to list them)" in error
+    assert main(["cait-validate", str(folder), "--max-errors", "100"]) == 1
+    error = capsys.readouterr().err
+    assert f"(id 'cut'): field 'image' {folder / 'images' / 'cut.png'} is not a readable image: " in error
+    assert f"(id 'crc'): field 'image' {folder / 'images' / 'crc.png'} is not a readable image: " in error
+    assert "(id 'fine')" not in error and "more (raise" not in error
+    assert main(["cait-prepare", str(folder), str(tmp_path / "out")]) == 2  # refuses a folder that does not validate
+    assert "32 bad line(s)" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    (folder / "cait.jsonl").write_text(json.dumps(rows[-1]) + "\n")
+    assert main(["cait-validate", str(folder)]) == 0
+    assert capsys.readouterr().out == f"1 valid CAIT records in {folder}\n"
 
 
 def test_right_answer_positions_are_balanced_and_deterministic():

@@ -60,13 +60,14 @@ def scene_questions() -> list[Question]:
 
 
 def cait_records(variant: str, respond: Callable[[Question, int], str]) -> list[dict]:
-    """The per_question records a run of the variant's task writes; respond(shown question, scene index)."""
+    """The per_question records a run of the variant's task writes, each with the response that lmms-eval writes
+    beside it (write_cait_logs moves it to filtered_resps); respond(shown question, scene index)."""
     records = []
     for i, question in enumerate(scene_questions()):
         shown = apply_variant(question, VARIANTS[variant])
         response = respond(shown, i)
         outcome = Outcome(None, None, "none", "describe") if variant == "describe" else score(shown, response)
-        records.append(per_question_record(shown, response, outcome))
+        records.append({**per_question_record(shown, outcome), "response": response})
     return records
 
 
@@ -103,7 +104,8 @@ def write_cait_logs(out: Path, runs: dict[str, dict[str, Callable]], timestamp: 
     """One lmms-eval run per model path, one task per variant: {model path: {variant: respond}}."""
     for model_path, variants in runs.items():
         for variant, respond in variants.items():
-            write_run(out, model_path, TASKS[variant], cait_records(variant, respond), timestamp=timestamp)
+            write_run(out, model_path, TASKS[variant], cait_records(variant, respond), timestamp=timestamp,
+                      drop_response=True)
 
 
 def ingest(out: Path):
@@ -166,8 +168,10 @@ def row(frame: pd.DataFrame, **where) -> pd.Series:
 
 # ---------------------------------------------------------------------------------------------- models
 def test_models_frame_from_the_registry_cait_list():
-    frame = metrics.cait_models_frame(load_registry())
-    assert len(frame) == 18 and frame["model"].is_unique
+    registry = load_registry()
+    frame = metrics.cait_models_frame(registry)
+    assert frame["model"].is_unique
+    assert list(frame["model"][:18]) == list(registry.cait_frame()["key"])  # the paper's 18 first, in its order
     assert row(frame, model="Qwen3-VL-8B")["group"] == "Instruct"  # registry_key of Qwen3-VL-Instruct 8B
     assert row(frame, model="Qwen2.5-VL-Instruct-7B")["size_class"] == "~10B"
     assert row(frame, model="Qwen2.5-VL-Instruct-3B")["size_class"] == "~3B"
@@ -175,6 +179,9 @@ def test_models_frame_from_the_registry_cait_list():
     assert row(frame, model="InternVL-3.5-4B")[["group", "size_class"]].tolist() == ["Thinking", "~3B"]
     gemini = row(frame, model="Gemini-2.5-pro")
     assert gemini["group"] == "Proprietary" and pd.isna(gemini["size_class"])
+    # any other registry model is grouped by its family, with its size and no paper size class
+    gemma = row(frame, model="Gemma-3-27B")
+    assert gemma[["group", "params"]].tolist() == ["Gemma 3", "27B"] and pd.isna(gemma["size_class"])
 
 
 # ---------------------------------------------------------------------------------------------- accuracy, F1
@@ -351,3 +358,10 @@ def test_no_cait_rows_make_no_section(tmp_path):
 
     write_run(tmp_path, QWEN_8B, "mmmu_val", make_records([True, False]))
     assert cait_tables(ingest(tmp_path).table, models_frame({})) == []
+
+
+def test_a_model_outside_the_cait_paper_is_shown_with_its_family_and_size(tmp_path):
+    write_cait_logs(tmp_path, {"Qwen/Qwen3-VL-2B-Instruct": {"direct": right}, QWEN_8B: {"direct": right}})
+    tables = cait_tables(ingest(tmp_path).table, metrics.cait_models_frame(load_registry()))
+    shown = tables[0].frame[["Group", "Model", "Param"]].values.tolist()
+    assert shown == [["Instruct", "Qwen3-VL-Instruct", "8B"], ["Qwen3-VL", "Qwen3-VL-2B", "2B"]]

@@ -1,10 +1,21 @@
-"""Answer extraction: real-looking responses (table) and the properties every extractor must keep."""
+"""Answer extraction: real-looking responses (table) and the properties every extractor must keep.
+The labelled corpus (tests/extraction_corpus) is read in test_extraction_corpus.py."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lmms_eval_tasks.extraction import extract_choice, extract_number, extract_yes_no, strip_reasoning
+from lmms_eval_tasks.extraction import (
+    FUNCTION_WORDS,
+    extract_answer_part,
+    extract_choice,
+    extract_number,
+    extract_yes_no,
+    strip_reasoning,
+)
+from lmms_eval_tasks.record import ABSTAIN_REASONS
+
+deterministic = settings(derandomize=True, database=None)
 
 OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red square"]
 
@@ -36,6 +47,8 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
         ("B, because there is no red square", "B", "leading"),
         ("B (the circle is green)", "B", "leading"),
         ("B because the circle is green", "B", "leading"),
+        # the opening letter is the answer; the explanation rejects another option (formerly read as inconclusive)
+        ("B. Because option A is wrong", "B", "leading"),
     ],
 )
 def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
@@ -45,27 +58,34 @@ def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
 
 
 @pytest.mark.parametrize(
-    "response",
+    "response, reason",
     [
-        "",
-        "   ",
-        "<think>The answer is B</think>",  # only reasoning, no answer
-        "<think>still thinking about (A)",  # unclosed reasoning block
-        "(A) or (B)",
-        "Either A) or C) could be right.",
-        "A cat sits on the mat.",  # an article, not an option
-        "the answer is a cat",
-        "Z",
-        "I cannot tell from this image.",
-        "It is a red square or a green circle.",
-        "Answer: (A) or (B)",  # an answer line naming two options
-        "Answer: A. a red square, but C. a blue triangle is also possible",
-        "B. Because option A is wrong",  # the opening line names another option
+        ("", "empty"),
+        ("   ", "empty"),
+        ("<think>The answer is B</think>", "empty"),  # only reasoning, no answer
+        ("<think>still thinking about (A)", "empty"),  # unclosed reasoning block
+        ("(A) or (B)", "hedge"),
+        ("Either A) or C) could be right.", "hedge"),
+        ("A cat sits on the mat.", "no_answer"),  # an article, not an option
+        ("the answer is a cat", "no_answer"),
+        ("Z", "out_of_range"),
+        ("I cannot tell from this image.", "refusal"),
+        ("It is a red square or a green circle.", "hedge"),
+        ("Answer: (A) or (B)", "hedge"),  # an answer line naming two options
+        ("Answer: A. a red square, but C. a blue triangle is also possible", "hedge"),
+        ("Answer: N/A", "refusal"),  # not the letters N and A
+        ("None of the options match.", "none_fit"),
+        ("Answer: A, C", "several_answers"),
+        ("The correct answer is:\n(A) a red square\n(B) a green circle\n(C) a blue triangle\n(D) a dark red square",
+         "all_options_listed"),
+        ("The answer is (B). Since the square is red, the answer is (A).", "self_contradiction"),
+        ("B. a red square", "self_contradiction"),  # B's letter with A's text
+        ("To answer this, we first look at the", "truncated"),
     ],
 )
-def test_inconclusive_responses_yield_no_prediction(response):
+def test_inconclusive_responses_yield_no_prediction_and_say_why(response, reason):
     extraction = extract_choice(response, OPTIONS)
-    assert extraction.prediction is None and extraction.match == "none"
+    assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", reason)
 
 
 @pytest.mark.parametrize(
@@ -77,9 +97,19 @@ def test_yes_no(response, answer):
     assert extract_yes_no(response).prediction == answer
 
 
-@pytest.mark.parametrize("response", ["", "Maybe.", "I see yes and no arguments here."])
-def test_yes_no_inconclusive(response):
-    assert extract_yes_no(response).prediction is None
+@pytest.mark.parametrize(
+    "response, reason",
+    [("", "empty"), ("Maybe.", "hedge"), ("I see yes and no arguments here.", "hedge"), ("Answer: N/A", "refusal"),
+     ("I cannot tell whether there is a dog.", "refusal"), ("No idea.", "refusal"),
+     ("Yes. The answer is no.", "self_contradiction")],
+)
+def test_yes_no_inconclusive(response, reason):
+    extraction = extract_yes_no(response)
+    assert (extraction.prediction, extraction.reason) == (None, reason)
+
+
+def test_yes_no_takes_a_correction():
+    assert extract_yes_no("Yes.\n\nWait, looking again, there is no second dog. The answer is no.").prediction == "No"
 
 
 @pytest.mark.parametrize(
@@ -93,9 +123,29 @@ def test_numbers(response, number):
     assert extract_number(response).prediction == number
 
 
-def test_numbers_refuse_ambiguity():
-    assert extract_number("x = 4, y = 5").prediction is None
-    assert extract_number("no digits here").prediction is None
+@pytest.mark.parametrize("response, number", [("Answer: $\\frac{1}{2}$", 0.5), ("The answer is 1/4.", 0.25),
+                                              ("\\boxed{42}", 42), ("The difference is 35 - 10 = 25.", 25)])
+def test_fractions_boxes_and_a_closing_calculation(response, number):
+    assert float(extract_number(response).prediction) == number
+
+
+@pytest.mark.parametrize("response, reason", [("x = 4, y = 5", "no_answer"), ("no digits here", "no_answer"),
+                                              ("Answer: 3 or 4", "hedge"), ("Answer: N/A", "refusal"),
+                                              ("I cannot determine the length from the image.", "refusal")])
+def test_numbers_refuse_ambiguity(response, reason):
+    extraction = extract_number(response)
+    assert (extraction.prediction, extraction.reason) == (None, reason)
+
+
+@pytest.mark.parametrize("response", ["A", "(B)", "Answer: C", "The answer is D."])
+def test_a_letter_answering_an_open_question_is_out_of_range(response):
+    extraction = extract_answer_part(response)
+    assert (extraction.prediction, extraction.reason) == (None, "out_of_range")
+
+
+def test_open_answers_keep_their_answer_part():
+    assert extract_answer_part("The reaction gives water.\nAnswer: water").prediction == "water"
+    assert extract_answer_part("24").prediction == "24"
 
 
 def test_reasoning_is_stripped_but_the_answer_kept():
@@ -105,12 +155,15 @@ def test_reasoning_is_stripped_but_the_answer_kept():
 
 # ---------------------------------------------------------------- properties
 
-option_text = st.text(alphabet=st.characters(whitelist_categories=("Ll",), max_codepoint=127), min_size=3, max_size=12)
+# an option whose text is only a function word ("the", "and") cannot be told from the words around it
+option_text = st.text(alphabet=st.characters(whitelist_categories=("Ll",), max_codepoint=127), min_size=3,
+                      max_size=12).filter(lambda text: text not in FUNCTION_WORDS)
 option_lists = st.lists(option_text, min_size=2, max_size=9, unique=True)
 TEMPLATES = ["{L}", "({L})", "{L}.", "**{L}**", "The answer is {L}", "The correct answer is ({L}).", "Answer: {L}",
              "Option {L}", "I pick ({L}) after looking at the picture.", "Final answer: {L}"]
 
 
+@deterministic
 @given(options=option_lists, data=st.data())
 def test_a_single_letter_in_a_recognised_pattern_is_that_letter(options, data):
     letter = data.draw(st.sampled_from([chr(65 + i) for i in range(len(options))]))
@@ -118,6 +171,7 @@ def test_a_single_letter_in_a_recognised_pattern_is_that_letter(options, data):
     assert extract_choice(template.format(L=letter), options).prediction == letter
 
 
+@deterministic
 @given(options=option_lists, data=st.data())
 def test_two_conflicting_letters_yield_no_prediction(options, data):
     letters = [chr(65 + i) for i in range(len(options))]
@@ -127,9 +181,86 @@ def test_two_conflicting_letters_yield_no_prediction(options, data):
     assert extract_choice(template.format(a=first, b=second), options).prediction is None
 
 
+@deterministic
 @given(options=option_lists, data=st.data())
 def test_naming_one_option_text_selects_it(options, data):
     index = data.draw(st.integers(0, len(options) - 1))
     if any(options[index] in other for i, other in enumerate(options) if i != index):
         return  # the text is part of another option: naming it is not unique
     assert extract_choice(f"It is {options[index]}.", options).prediction == chr(65 + index)
+
+
+# Options as benchmarks write them (with capitals, digits, punctuation); framing that names no option.
+NOUNS = ["the bridge", "a red kite", "Lake Geneva", "3.5 cm", "Vitamin K", "the second image", "about the same",
+         "a snowy owl", "Tap 'Settings'", "45°", "Mount Fuji", "the fourth image", "a cat bathes a woman.", "12"]
+option_sets = st.lists(st.sampled_from(NOUNS), min_size=2, max_size=10, unique=True)
+BEFORE = ["", "Looking at the picture carefully.\n", "The scene is outdoors and well lit. ", "Let me think step by step.\n\n",
+          "<think>hmm, the lighting is odd</think>", "Based on the visual evidence in the image, ",
+          "**Analysis:** the colors and shapes were compared.\n\n", "Here is my reasoning.\n\n"]
+AFTER = ["", "\nHope this helps!", " The scene is outdoors and well lit.", "\n\nThe colors and shapes were compared.",
+         "\n\n**Explanation:** the lighting and the outline decide it."]
+COMMITMENTS = ["The answer is ({L}).", "Answer: {L}", "**{L}**", "{L}. {T}", "({L}) {T}", "I choose {L}.",
+               "\\boxed{{{L}}}", "The correct option is {L}.", "Final answer: {L}", "Option {L}", "My answer: ({L}) {T}",
+               "{L} is correct.", "So the answer is {L}.", "The best choice is '{L}'."]
+
+
+def _letters(options):
+    return [chr(65 + i) for i in range(len(options))]
+
+
+def _framed(data, commitment):
+    return data.draw(st.sampled_from(BEFORE)) + commitment + data.draw(st.sampled_from(AFTER))
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_a_committed_answer_in_neutral_framing_is_read(options, data):
+    index = data.draw(st.integers(0, len(options) - 1))
+    letter = _letters(options)[index]
+    commitment = data.draw(st.sampled_from(COMMITMENTS)).format(L=letter, T=options[index])
+    assert extract_choice(_framed(data, commitment), options).prediction == letter
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_a_second_different_answer_makes_it_abstain(options, data):
+    first, second = data.draw(st.lists(st.sampled_from(_letters(options)), min_size=2, max_size=2, unique=True))
+    one = data.draw(st.sampled_from(COMMITMENTS)).format(L=first, T=options[ord(first) - 65])
+    other = data.draw(st.sampled_from(["The answer is ({L}).", "Answer: {L}", "So the correct option is {L}.",
+                                       "Therefore, the answer is {L}."])).format(L=second)
+    extraction = extract_choice(_framed(data, f"{one}\nThe texture is smooth.\n{other}"), options)
+    assert (extraction.prediction, extraction.reason) == (None, "self_contradiction")
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_a_correction_replaces_the_earlier_answer(options, data):
+    first, second = data.draw(st.lists(st.sampled_from(_letters(options)), min_size=2, max_size=2, unique=True))
+    marker = data.draw(st.sampled_from(["Wait, no:", "Actually,", "On second thought,", "Hmm, let me re-check.",
+                                        "I made a mistake above."]))
+    response = f"The answer is ({first}). {marker} the answer is ({second})."
+    assert extract_choice(response, options).prediction == second
+
+
+@deterministic
+@given(n=st.integers(2, 10), text=st.text(st.sampled_from(list("ABCDEFGHIJKLMNOPQRSTUVWXYZabc ()[].,:;'\n*/-")),
+                                         max_size=60))
+def test_the_prediction_is_never_a_letter_outside_the_options(n, text):
+    options = [f"choice number {i}" for i in range(n)]
+    extraction = extract_choice(text, options)
+    assert extraction.prediction is None or extraction.prediction in _letters(options)
+    assert (extraction.prediction is None) == (extraction.reason in ABSTAIN_REASONS)
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_permuting_the_options_relabels_the_answer(options, data):
+    index = data.draw(st.integers(0, len(options) - 1))
+    shuffled = data.draw(st.permutations(options))
+    template = data.draw(st.sampled_from(["It is {T}.", "The answer is {T}.", "({L}) {T}", "Answer: {L}. {T}",
+                                          "{T}", "I would pick {T}."]))
+    before = extract_choice(template.format(L=_letters(options)[index], T=options[index]), options)
+    moved = shuffled.index(options[index])
+    after = extract_choice(template.format(L=_letters(shuffled)[moved], T=options[index]), shuffled)
+    assert before.prediction == _letters(options)[index]
+    assert after.prediction == _letters(shuffled)[moved]

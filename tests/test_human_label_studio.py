@@ -175,3 +175,46 @@ def test_server_problems_are_named(server, as_owner, monkeypatch):
     monkeypatch.delenv(URL_VARIABLE)
     with pytest.raises(LabelStudioError, match=f"set {URL_VARIABLE} to reach a Label Studio server"):
         client_from_environment()
+
+
+def test_cait_construction_review_and_filtering_projects_through_the_server(server, as_owner, tmp_path):
+    """cait-build's two task sets: Label Studio accepts their configs (the review's further controls shown
+    on keep), and a review annotated on the server fills review.csv."""
+    from label_studio_sdk import LabelStudio
+
+    from cait_dataset.build import filtering, review
+    from invscale_demo.cait_build_demo import SCENE_BANK
+    from postprocess.human.label_studio import ImageOutput, TaskSet
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "scenes.jsonl").write_text("".join(json.dumps({
+        "scene_id": f"{scene.verb}-0-{i:02d}", "verb": scene.verb, "sample": 0, "common_text": scene.common,
+        "uncommon_text": scene.uncommon}) + "\n" for i, scene in enumerate(SCENE_BANK[:2], 1)))
+    task_set = review.export_review(work).task_set
+    project = create_project(as_owner, task_set)
+    annotator = LabelStudio(base_url=server.url, api_key=server.annotator_tokens[ANNOTATORS[0]])
+    task_of = {task.data["item_key"]: task.id for task in as_owner.tasks.list(project=project)}
+    choices = {"chase-0-01": {CONTROL: "keep", "anthropomorphize": "normal", "style": "realistic",
+                              "characteristic": "Animal-Animal: Transposition of traditional predator and prey roles"},
+               "chase-0-02": {CONTROL: "reject"}}
+    for key, answers in choices.items():
+        annotator.annotations.create(id=task_of[key], lead_time=4.0, result=[
+            {"from_name": name, "to_name": "uncommon", "type": "choices", "value": {"choices": [choice]}}
+            for name, choice in answers.items()])
+    result = review.import_review(work, annotations_from_server(as_owner, project, review.CONTROLS))
+    assert (result.decided, result.kept, result.undecided) == (2, 1, 0)
+    decided = review.read_review(work).set_index("scene_id")
+    assert decided.loc["chase-0-01", ["keep", "anthropomorphize", "style", "category"]].tolist() == [
+        "yes", "no", "realistic", "Animal-Animal"]
+    assert decided.loc["chase-0-02", "keep"] == "no"
+
+    image = ImageOutput().reference(drawn_image(0), "x", "filter image")
+    filter_set = TaskSet(filtering.SET_NAME, "CAIT construction: image filtering", filtering.LABEL_CONFIG,
+                         ("keep", "reject"), [{"item_key": "chase-0-01-0-abc", "image": image,
+                                               "uncommon_text": "A rabbit chases a tiger.",
+                                               "common_text": "A tiger chases a rabbit.", "details": "Domain: ..."}],
+                         pd.DataFrame({"item_key": ["chase-0-01-0-abc"]}), 1)
+    project = create_project(as_owner, filter_set)
+    annotate(server, project, {"chase-0-01-0-abc": {1: ("keep", 2.0)}})
+    assert annotations_from_server(as_owner, project)["label"].tolist() == ["keep"]

@@ -266,13 +266,13 @@ def test_an_unreadable_results_json_is_skipped(tmp_path, registry):
 
 
 @pytest.mark.parametrize("shape", ["string", "list", "nested"])
-def test_response_falls_back_to_filtered_resps(tmp_path, registry, shape):
+def test_the_response_is_the_lines_filtered_resps(tmp_path, registry, shape):
+    """Records do not repeat the response (lmms_eval_tasks/record.py): it is read from filtered_resps, silently."""
     records = make_records([True, False])
     write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", records, resps_shape=shape, drop_response=True)
     result = ingest_logs([tmp_path], registry)
     assert result.table["response"].tolist() == [r["response"] for r in records]
-    filled = _problems(result, "response_from_filtered_resps")
-    assert filled["line"].tolist() == [1, 2] and set(filled["action"]) == {"kept"}
+    assert result.problems.empty
 
 
 @pytest.mark.parametrize("shape", ["string", "list", "nested"])
@@ -297,7 +297,8 @@ def test_missing_response_without_resps_is_invalid(tmp_path, registry):
     write_run(tmp_path, QWEN_2B, "invscale_mmmu_dev_val", [], extra_lines=[line])
     result = ingest_logs([tmp_path], registry)
     assert result.table.empty
-    assert _problems(result, "invalid_record")["detail"].tolist() == ["per_question lacks field 'response'"]
+    assert _problems(result, "invalid_record")["detail"].tolist() == [
+        "no response: neither filtered_resps, resps nor per_question.response holds a string"]
 
 
 def test_orphan_and_missing_samples_files(tmp_path, registry):

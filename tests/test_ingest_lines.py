@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from logfactory import make_record, sample_line
 
+from lmms_eval_tasks.record import line_response
 from postprocess.logs.lines import parse_samples_file, rows_frame
 
 REAL_LINE = {  # a line lmms-eval 0.7.3 wrote for the CAIT task on a tiny model (options, permutation, details)
@@ -30,8 +31,15 @@ BASE_LINES = [
     sample_line(make_record(question_id="q2"), 2, drop_response=True),
     sample_line(make_record(question_id="q3"), 3, resps_shape="nested", drop_response=True),
     sample_line(make_record(question_id="é✓"), 4),
+    # the record as the tasks write it now: no response of its own, abstain_reason always present
+    sample_line(make_record(question_id="q5", prediction=None, correct=False, match="none", abstain_reason="hedge"), 5,
+                drop_response=True),
+    sample_line(make_record(question_id="q6", abstain_reason=None), 6, drop_response=True),
+    # a judged answer (the full parser checks its judge fields)
+    sample_line(make_record(question_id="q7", match="judge", abstain_reason="no_answer", judge="j", judge_model="m",
+                            judge_verdict="A", judge_status="settled", judge_error=None), 7, drop_response=True),
 ]
-RECORD_FIELDS = [*make_record().keys(), "extra_field"]
+RECORD_FIELDS = [*make_record().keys(), "abstain_reason", "judge_status", "extra_field"]
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text(max_size=6)
@@ -97,9 +105,11 @@ def test_well_formed_lines_take_the_fast_path_and_agree():
     _assert_same(fast, full)
     assert len(fast.rows) == len(BASE_LINES) and fast.problems == []
     rows = rows_frame(fast.rows)
-    assert rows["response_filled"].tolist() == [False, False, False, True, True, False]
+    assert rows["response"].tolist() == [line_response(line) for line in BASE_LINES]
     assert json.loads(rows["extra"].iloc[0]) == {k: REAL_LINE["per_question"][k]
                                                        for k in ("details", "options", "permutation")}
+    assert json.loads(rows["extra"].iloc[6])["abstain_reason"] == "hedge"
+    assert json.loads(rows["extra"].iloc[8])["judge_model"] == "m"
 
 
 @settings(max_examples=400, deadline=None)

@@ -8,15 +8,16 @@ the model actually generated (internvl_hf logs "" when generation raises, and th
 """
 
 import json
-from importlib.metadata import entry_points
+from importlib.metadata import entry_points, version
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 from PIL import Image
 
-from launch.runner import lmms_eval_command, run_lmms_eval
+from launch.runner import lmms_eval_command, run_lmms_eval, simple_wrapper_forced
 from invscale_demo.tiny_models import SIZES, ensure_model, is_qwen3_vl_moe_path
-from lmms_eval_tasks.record import validate_record
+from lmms_eval_tasks.record import line_response, validate_record
 
 TEST_GEN_KWARGS = "max_new_tokens=4"  # random weights never stop by themselves
 LIMIT = 3
@@ -29,6 +30,11 @@ FAMILIES = {
     "molmo2": ("molmo2", "tiny-molmo2", "Molmo2ForConditionalGeneration"),
 }
 WRAPPERS_REPORTING_TOKEN_COUNTS = {"qwen3_vl", "internvl_hf", "molmo2"}  # lmms-eval's gemma3 returns bare strings
+
+
+def reports_tokens(model: str) -> bool:
+    """Whether the wrapper logs token counts and timing (not the simple qwen3_vl that lmms-eval 0.7.0 needs)."""
+    return model in WRAPPERS_REPORTING_TOKEN_COUNTS and not simple_wrapper_forced(model)
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +85,9 @@ def run_family(model: str, path: Path, tasks: list[str], out: Path, fixture_task
     for task, samples in run.samples.items():
         lines = [json.loads(line) for line in samples.read_text().splitlines()]
         assert len(lines) == LIMIT, task
-        records = [validate_record(line["per_question"]) for line in lines]
-        assert any(record["response"] for record in records), f"{task}: every response empty; see {run.log}"
-        if model in WRAPPERS_REPORTING_TOKEN_COUNTS:  # a count is logged only when generate() returned
+        assert all(validate_record(line["per_question"]) for line in lines)
+        assert any(line_response(line) for line in lines), f"{task}: every response empty; see {run.log}"
+        if reports_tokens(model):  # a count is logged only when generate() returned
             assert all(line["token_counts"][0]["output_tokens"] > 0 for line in lines), f"{task}: see {run.log}"
     return run
 
@@ -101,8 +107,15 @@ CLI_RUNS = {
 }
 
 
+# lmms-eval 0.7.0 to 0.7.2's gemma3 wrapper pads every prompt on the right to max_length before generating, so
+# the model continues after padding: the tiny model's answers decode to "" (0.7.3 pads no more).
+GEMMA3_PADS_PROMPTS = Version(version("lmms-eval")) < Version("0.7.3")
+
+
 @pytest.mark.cli
-@pytest.mark.parametrize("family", sorted(CLI_RUNS))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.xfail(
+    f == "gemma3" and GEMMA3_PADS_PROMPTS, strict=True, reason="lmms-eval < 0.7.3 pads gemma3 prompts to max_length"))
+    for f in sorted(CLI_RUNS)])
 def test_family_runs_in_the_cli_with_a_valid_record_per_sample(tmp_path, fixture_tasks, family_models, family):
     size, tasks, batch_size = CLI_RUNS[family]
     run = run_family(FAMILIES[family][0], family_models[family, size], tasks, tmp_path, fixture_tasks, batch_size)

@@ -102,7 +102,8 @@ def test_lmms_eval_wrappers(registry):
     ("qwen/qwen3-vl-2b-instruct", "Qwen3-VL-2B"),
     ("/data/models/Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-30B-A3B"),
     ("/data/models/qwen3-vl-30b-a3b-instruct/", "Qwen3-VL-30B-A3B"),
-    ("OpenGVLab/InternVL3_5-8B-HF", "InternVL3.5-8B"),
+    ("OpenGVLab/InternVL3_5-14B-HF", "InternVL3.5-14B"),
+    ("OpenGVLab/InternVL3_5-8B-HF", "InternVL-3.5-8B"),  # the CAIT Thinking row launches this checkpoint
     ("/scratch/InternVL3_5-241B-A28B-HF", "InternVL3.5-241B-A28B"),
     ("/hf/hub/models--google--gemma-3-4b-it/snapshots/0123abcd", "Gemma-3-4B"),
     ("Molmo-2-8B", "Molmo-2-8B"),

@@ -81,6 +81,7 @@ def test_reports(outputs):
     out, paths = outputs
     markdown = paths["report_md"].read_text()
     assert "## Headline numbers" in markdown and "**20** pairwise inverse-scaling cases" in markdown
+    assert "## Terms used" in markdown
     assert "](figures/figure1_scaling_curves.png)" in markdown
     assert "Unparsed answers per model x benchmark: none." in markdown
     html = paths["report_html"].read_text()
@@ -148,6 +149,52 @@ def test_cli_end_to_end(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "out" / "cases.csv")) == 9
 
 
+def test_a_single_model_gets_its_accuracy_and_a_plain_nothing_to_compare(tmp_path, capsys):
+    registry = write_constructed_logs(tmp_path)
+    out = tmp_path / "out"
+    assert main(["report", "--logs", str(tmp_path / "logs" / "A-4B"), "--out", str(out),
+                 "--extra-models", str(registry)]) == 0
+    assert "1 model and no two of one family to compare" in capsys.readouterr().out
+    markdown = (out / "report.md").read_text()
+    assert "Nothing to compare pairwise" in markdown and "(Alpha: A-4B)" in markdown
+    assert "Headline numbers" not in markdown and "Table 2" not in markdown and "![" not in markdown
+    assert "Overall accuracy (%) (Appendix B) for Alpha" in markdown and "Subtask accuracy (%) for Alpha" in markdown
+    assert {p.stem for p in (out / "tables").glob("*.csv")} == {
+        "appendixB_accuracy_alpha", "appendixB_subtask_accuracy_alpha", "quality_ingestion_overview",
+        "quality_runs_found", "quality_problems_by_kind_rows_skipped_kept_or_reported",
+        "quality_unparsed_answers_per_model_x_benchmark", "quality_missing_model_x_split_runs",
+        "quality_partial_runs", "quality_runs_and_samples_files_not_read",
+        "quality_duplicate_runs_runs_of_one_model_holding_the_same_questions",
+        "quality_generation_settings_that_differ_within_compared_pairs_smaller_vs_larger_model"}
+    assert not (out / "figures").exists() or not any((out / "figures").iterdir())
+    assert pd.read_csv(out / "cases.csv").empty
+    assert json.loads((out / "summary.json").read_text())["models"] == 1
+
+
+def test_headline_sentences_each_state_one_number_at_one_threshold(outputs):
+    _, paths = outputs
+    markdown = paths["report_md"].read_text()
+    headline = markdown.split("## Headline numbers")[1].split("## ")[0]
+    assert "**20** pairwise inverse-scaling cases: eligible comparisons (n ≥ 20) in which the smaller model wins by " \
+           "Net ≥ 5; that is 40.0% of 50 eligible comparisons." in headline
+    # Table 42's row and the headline agree (one definition of smallest vs. largest)
+    assert "- Smallest vs. largest model of a family of three or more: 6 cases in 10 eligible comparisons." in headline
+    assert "The larger model is ahead (Net < 0) in" in headline and "The larger model is ahead by Net ≤ −5 in" in headline
+    assert " 1 cases" not in markdown and " 1 subtasks" not in markdown
+    for term in ("FlipInv", "FlipNorm", "Net", "Eligible", "Case", "BH", "Replicated"):
+        assert f"- **{term}**: " in markdown.split("## Terms used")[1].split("## ")[0]
+
+
+def test_runs_table_shows_relative_files_and_task_counts(tmp_path):
+    registry = write_constructed_logs(tmp_path)
+    out = tmp_path / "out"
+    assert main(["report", "--logs", str(tmp_path / "logs"), "--out", str(out), "--extra-models", str(registry)]) == 0
+    runs = pd.read_csv(out / "tables" / "quality_runs_found.csv")
+    assert "model_path" not in runs.columns and runs["n_tasks"].min() >= 1
+    assert not any(str(f).startswith("/") for f in runs["results_file"])
+    assert max(len(line) for line in (out / "report.md").read_text().splitlines() if "Runs found" in line) < 200
+
+
 @pytest.mark.parametrize("thresholds", [{"min_net": 1000}, {"min_n": 1000}])
 def test_outputs_without_cases(tmp_path, thresholds):
     analysis = run_analysis(constructed_table(with_controls=True), models_frame(), **thresholds)
@@ -162,8 +209,13 @@ def test_chosen_figure_subtasks(tmp_path):
     analysis = run_analysis(constructed_table(), models_frame())
     figure1, _ = figure_subtasks(analysis.replication, analysis.subtask_accuracy, chosen)
     assert list(figure1.itertuples(index=False, name=None)) == chosen
-    with pytest.raises(ValueError, match="not in the table"):
+    with pytest.raises(ValueError, match="MME/test/Nope: not a subtask of MME test; its subtasks: Scene$"):
         figure_subtasks(analysis.replication, analysis.subtask_accuracy, [("MME", "test", "Nope")])
+    with pytest.raises(ValueError, match=r"BLINK/val/Jigsw: .*\(did you mean BLINK/val/Jigsaw\?\); its subtasks: "
+                                         "Counting, Jigsaw, Tiny"):
+        figure_subtasks(analysis.replication, analysis.subtask_accuracy, [("BLINK", "val", "Jigsw")])
+    with pytest.raises(ValueError, match="no benchmark split MMB/dev in the logs; they hold: BLINK/val, MME/test"):
+        figure_subtasks(analysis.replication, analysis.subtask_accuracy, [("MMB", "dev", "X")])
 
 
 def test_cli_rejects_unusable_input(tmp_path, capsys):
@@ -197,3 +249,15 @@ def test_markdown_escape_shows_text_literally_on_one_line(text, markdown):
     assert markdown_escape(text) == markdown
     html = _inline_markdown(markdown)  # the report's HTML of the same Markdown: the text itself, escaped
     assert html == escape_html(text).replace("\r\n", "<br>").replace("\n", "<br>")
+
+
+def test_progress_bars_follow_the_terminal_unless_asked(monkeypatch):
+    from postprocess.cli import build_parser
+    from postprocess.cli.logs import show_progress
+
+    arguments = ["report", "--logs", "runs", "--out", "out"]
+    for is_terminal in (True, False):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: is_terminal)
+        assert show_progress(build_parser().parse_args(arguments)) is is_terminal
+        assert show_progress(build_parser().parse_args([*arguments, "--no-progress"])) is False
+        assert show_progress(build_parser().parse_args([*arguments, "--progress"])) is True

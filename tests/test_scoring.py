@@ -7,11 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lmms_eval_tasks import scoring
-from lmms_eval_tasks.extraction import Extraction
 from lmms_eval_tasks.question import MCQ, NUMERIC, OPEN, YES_NO, Question
-from lmms_eval_tasks.record import validate_record
-from lmms_eval_tasks.scoring import per_question_record, score
-from lmms_eval_tasks.variants import VARIANTS, apply_variant, permutation_for, takes_part
+from lmms_eval_tasks.record import RecordError, validate_record
+from lmms_eval_tasks.scoring import Judgement, per_question_record, score
+from lmms_eval_tasks.variants import (
+    VARIANTS,
+    apply_variant,
+    permutation_for,
+    takes_part,
+)
 
 
 def question(kind=MCQ, **fields):
@@ -85,6 +89,35 @@ def test_mmmu_open_answers(golds, response, correct, match):
     assert (outcome.correct, outcome.match) == (correct, match)
 
 
+def test_an_open_question_answered_with_a_letter_is_unparsed():
+    q = question(kind=OPEN, gold=["24", "24.0"], options=[], prompt_style="open")
+    outcome = score(q, "A")
+    assert (outcome.prediction, outcome.correct, outcome.match, outcome.abstain_reason) == (None, False, "none", "out_of_range")
+
+
+@pytest.mark.parametrize("response, reason", [("(A) or (B)", "hedge"), ("Answer: N/A", "refusal"), ("Answer: A, C", "several_answers"),
+                                              ("(E)", "out_of_range"), ("", "empty")])
+def test_an_abstention_is_recorded_with_its_reason(response, reason):
+    q = question()
+    record = per_question_record(q, score(q, response))
+    assert validate_record(record) is record
+    assert (record["prediction"], record["correct"], record["match"], record["abstain_reason"]) == (None, False, "none", reason)
+
+
+def test_a_prediction_has_no_abstain_reason():
+    q = question()
+    assert per_question_record(q, score(q, "(B)"))["abstain_reason"] is None
+
+
+def test_the_record_rejects_an_unknown_reason_and_a_reason_beside_a_prediction():
+    q = question()
+    record = per_question_record(q, score(q, "(B)"))
+    with pytest.raises(RecordError, match="abstain_reason"):
+        validate_record({**record, "abstain_reason": "confused"})
+    with pytest.raises(RecordError, match="abstain_reason 'hedge' but match 'letter'"):
+        validate_record({**record, "abstain_reason": "hedge"})
+
+
 def test_unknown_gold_scores_null_not_wrong():
     outcome = score(question(gold=None), "B")
     assert (outcome.prediction, outcome.correct) == ("B", None)
@@ -93,22 +126,41 @@ def test_unknown_gold_scores_null_not_wrong():
 def test_adjudicator_decides_only_inconclusive_responses():
     calls = []
 
-    def judge(q, response, extraction):
-        calls.append(response)
-        return Extraction("B", "judge", "llm")
+    def judge(q, response, extraction, images):
+        calls.append((response, extraction.reason, images()))
+        return Judgement("B", "local", "judge-model", "B", "settled")
 
     scoring.set_adjudicator(judge)
     try:
-        assert score(question(), "The piece that fits is the one on the right.").match == "judge"
+        judged = score(question(), "The piece that fits is the one on the right.", images=lambda: ["image"])
+        assert (judged.match, judged.abstain_reason, judged.correct) == ("judge", "no_answer", True)  # reason kept
+        record = per_question_record(question(), judged)
+        assert validate_record(record)["judge_model"] == "judge-model" and record["judge_verdict"] == "B"
         assert score(question(), "A").match == "letter"
-        assert calls == ["The piece that fits is the one on the right."]
+        assert calls == [("The piece that fits is the one on the right.", "no_answer", ["image"])]
     finally:
         scoring.set_adjudicator(None)
 
 
+def test_a_judge_that_settles_nothing_leaves_the_answer_unparsed_with_its_reason():
+    scoring.set_adjudicator(lambda q, response, extraction, images: Judgement(
+        None, "local", "judge-model", None, "failed", "judge 'local': request failed (503) after 3 attempt(s)"))
+    try:
+        outcome = score(question(), "Hmm.")
+    finally:
+        scoring.set_adjudicator(None)
+    record = validate_record(per_question_record(question(), outcome))
+    assert (record["match"], record["correct"], record["judge_status"]) == ("none", False, "failed")
+    assert "503" in record["judge_error"] and record["abstain_reason"] == "no_answer"
+    with pytest.raises(RecordError, match="judge_status"):
+        validate_record({**record, "match": "judge", "prediction": "B"})  # judge's answer without status settled
+    with pytest.raises(ValueError, match="exactly when its status is 'settled'"):
+        Judgement("B", "local", "m", "B", "no_answer")
+
+
 def test_record_satisfies_the_contract():
     q = question()
-    record = per_question_record(q, "(B)", score(q, "(B)"))
+    record = per_question_record(q, score(q, "(B)"))
     assert validate_record(record) is record
     assert record["prediction"] == "B" and record["correct"] is True and record["variant"] == "direct"
 

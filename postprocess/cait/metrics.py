@@ -93,15 +93,21 @@ def cait_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def cait_models_frame(registry) -> pd.DataFrame:
-    """The CAIT paper's models (registry.cait_frame()) as a models frame: model key (CaitModel.key), name,
-    params, group, size_class."""
+    """The models frame of the CAIT tables: model key, name, params, group, size_class. The CAIT paper's
+    models (registry.cait_frame(), key CaitModel.key) come with their paper group; any other registry model
+    (the 19 of the inverse-scaling paper, or one of --extra-models) is grouped by its family, with its size and
+    no size class (the paper's ~3B / ~10B classes describe its own models only)."""
     cait = registry.cait_frame()
     size_class = [None if pd.isna(total) else ("~3B" if total < SMALL_MODEL_MAX_PARAMS else "~10B")
                   for total in cait["total_params"]]
-    return pd.DataFrame({"model": cait["key"], "name": cait["name"],
-                         "params": [None if pd.isna(p) else p for p in cait["params"]],
-                         "group": cait["group"].map(REGISTRY_GROUPS), "size_class": size_class},
-                        columns=["model", "name", "params", "group", "size_class"])
+    paper = pd.DataFrame({"model": cait["key"], "name": cait["name"],
+                          "params": [None if pd.isna(p) else p for p in cait["params"]],
+                          "group": cait["group"].map(REGISTRY_GROUPS), "size_class": size_class})
+    others = registry.models_frame()
+    others = others[~others["model"].isin(set(paper["model"]))]
+    by_family = pd.DataFrame({"model": others["model"], "name": others["model"], "params": others["size"].astype(object),
+                              "group": others["family"], "size_class": None})
+    return pd.concat([paper, by_family], ignore_index=True)[["model", "name", "params", "group", "size_class"]]
 
 
 def ordered_models(models: pd.DataFrame, present: Iterable[str]) -> pd.DataFrame:

@@ -8,6 +8,11 @@ package imports it.
       writes every output under OUT.
   python -m postprocess cait-reeval --logs DIR [DIR ...] --judges judges.yaml --out OUT [options]
       LLM re-evaluation of CAIT from the models' descriptions (postprocess/cait/reeval.py).
+  python -m postprocess taxonomy --logs DIR [DIR ...] --out OUT [options]
+      the error taxonomy of the cases' flips by two blinded LLM judges (postprocess/inverse_scaling/taxonomy/).
+  python -m postprocess adjudicate --logs DIR [DIR ...] --out OUT [options]
+      an LLM judge shown the image(s) settles the answers the extraction rules left unparsed, written
+      beside the logs and merged by every command that reads them (postprocess/adjudication/).
   python -m postprocess human-export | human-import | human-stats ...
       human annotation through Label Studio (postprocess/human/).
 
@@ -19,13 +24,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from postprocess.cli import cait, human, report
+from postprocess.cli import adjudicate, cait, human, report, taxonomy
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m postprocess", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in (report, cait, human):
+    for module in (report, adjudicate, cait, human, taxonomy):
         module.add(commands)
     return parser
 

@@ -170,18 +170,10 @@ def read_items(path: Path) -> pd.DataFrame:
 
 
 def stats_main(args: argparse.Namespace) -> int:
-    from postprocess.human import agreement
     from postprocess.human.label_studio import read_annotations
+    from postprocess.human.stats_files import set_statistics, write_statistics
 
-    annotations, items = read_annotations(args.annotations), read_items(args.items)
-    if args.task_set == "taxonomy":
-        tables = agreement.taxonomy_tables(annotations, items)
-    elif args.task_set == "cait-baseline":
-        tables = agreement.cait_baseline_tables(annotations, items)
-    else:
-        tables = agreement.failure_mode_tables(annotations, items, args.by)
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, frame in tables.items():
-        frame.to_csv(args.out / f"human_{args.task_set.replace('-', '_')}_{name}.csv", index=False)
+    tables = set_statistics(args.task_set, read_annotations(args.annotations), read_items(args.items), args.by)
+    write_statistics(args.task_set, tables, args.out)
     print(f"{args.task_set}: {len(tables)} tables ({', '.join(tables)}) in {args.out}")
     return 0

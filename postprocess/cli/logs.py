@@ -27,8 +27,9 @@ def _model_map(items: list[str]) -> dict[str, str]:
     return overrides
 
 
-def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    """The options that say which logs to read and how their models map to the registry."""
+def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, judge_option: bool = True) -> None:
+    """The options that say which logs to read and how their models map to the registry (and, with
+    judge_option, whether the judge's adjudications count)."""
     parser.add_argument("--logs", nargs="+", required=required, type=Path, metavar="DIR", help="lmms-eval output folders")
     parser.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
                         help="map a model path in results.json to a registry key")
@@ -44,7 +45,17 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True) ->
                         help="exit with an error when any run, file or line is skipped (duplicates included)")
     parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
     parser.add_argument("--refresh", action="store_true", help="with --cache-dir: ingest again and replace the entry")
-    parser.add_argument("--progress", action="store_true", help="show a progress bar while reading logs")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bars on long steps (default: when stderr is a terminal)")
+    if judge_option:
+        parser.add_argument("--no-judge", action="store_true",
+                            help="score as the extraction rules alone do: ignore the adjudications beside the logs "
+                                 "and count the answers a judge settled during the run as unparsed")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """--progress / --no-progress, else whether stderr is a terminal (no bars in CI logs or pipes)."""
+    return sys.stderr.isatty() if args.progress is None else args.progress
 
 
 def _where(row) -> str:
@@ -94,15 +105,37 @@ def console_notes(result, details: str) -> list[str]:
 
 
 def read_logs(args: argparse.Namespace, details: str = "the report's problems.csv lists them"):
-    """(registry, IngestResult) for the log options of add_log_arguments; prints what was skipped to stderr
-    (`details` says where the full list is) or, with --strict, raises StrictError."""
+    """(registry, IngestResult) for the log options of add_log_arguments, with the judge's adjudications
+    kept beside the logs merged into the table (postprocess/logs/adjudications.py), or with --no-judge
+    every answer a judge settled unparsed again."""
+    registry, result, _ = read_judged_logs(args, details)
+    return registry, result
+
+
+def read_judged_logs(args: argparse.Namespace, details: str = "the report's problems.csv lists them"):
+    """read_logs, with the merge's account of each adjudication (None with --no-judge)."""
+    from dataclasses import replace
+
+    from postprocess.logs.adjudications import apply_adjudications, rules_only
+
+    registry, result = ingest(args, details)
+    if args.no_judge:
+        return registry, replace(result, table=rules_only(result.table)), None
+    merged = apply_adjudications(result.table, args.logs)
+    return registry, replace(result, table=merged.table), merged
+
+
+def ingest(args: argparse.Namespace, details: str = "the report's problems.csv lists them"):
+    """(registry, IngestResult) of the logs as lmms-eval wrote them (answers settled during the run included);
+    prints what was skipped to stderr (`details` says where the full list is) or, with --strict, raises
+    StrictError."""
     from model_configs import load_registry
     from postprocess.logs.cache import load_or_ingest
     from postprocess.logs.ingest import ingest_logs
 
     registry = load_registry(extra=args.extra_models)
     options = {"model_overrides": _model_map(args.model_map), "strict": not args.skip_unknown_models,
-               "progress": args.progress, "duplicates": args.duplicates}
+               "progress": show_progress(args), "duplicates": args.duplicates}
     if args.cache_dir:
         result = load_or_ingest(args.logs, args.cache_dir, registry, refresh=args.refresh, **options)
     else:

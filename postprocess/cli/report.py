@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from postprocess.cli.logs import add_log_arguments, read_logs
+from postprocess.cli.logs import add_log_arguments, read_judged_logs
 from postprocess.inverse_scaling.parameters import Parameters
 
 DEFAULTS = Parameters()
@@ -24,23 +24,59 @@ def _subtask(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
+def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """The analysis parameters (the cases), shared by every command that finds cases."""
+    parser.add_argument("--min-n", type=int, default=DEFAULTS.min_n,
+                        help=f"shared questions for an eligible comparison ({DEFAULTS.min_n})")
+    parser.add_argument("--min-net", type=int, default=DEFAULTS.min_net, help=f"Net for a case ({DEFAULTS.min_net})")
+    parser.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
+                        help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
+    parser.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+
+
+def analysis_parameters(args: argparse.Namespace) -> Parameters:
+    return Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
+
+
 def add(subparsers: argparse._SubParsersAction) -> None:
     report = subparsers.add_parser("report", help="ingest logs, run the analysis, write tables, figures and report")
     add_log_arguments(report)
     report.add_argument("--out", required=True, type=Path, metavar="OUT",
                         help="output folder, replaced whole when the report is complete (files of yours in it are "
                              "kept)")
-    report.add_argument("--min-n", type=int, default=DEFAULTS.min_n,
-                        help=f"shared questions for an eligible comparison ({DEFAULTS.min_n})")
-    report.add_argument("--min-net", type=int, default=DEFAULTS.min_net, help=f"Net for a case ({DEFAULTS.min_net})")
-    report.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
-                        help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
-    report.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+    add_analysis_arguments(report)
     report.add_argument("--figure-subtask", nargs="+", default=[], type=_subtask, metavar="BENCHMARK/SPLIT/SUBTASK",
                         help="Figure 1 panels (default: the most replicated subtasks)")
     report.add_argument("--reeval", type=Path, metavar="DIR",
                         help="a `cait-reeval` output folder: adds the judges' tables to the CAIT section")
+    report.add_argument("--taxonomy", type=Path, metavar="DIR",
+                        help="a `taxonomy` output folder: adds the error-taxonomy section (Section 5.6)")
+    report.add_argument("--human", nargs="+", default=[], type=Path, metavar="DIR",
+                        help="`human-stats` output folders: adds the human-annotation section (Table 39, CAIT "
+                             "Table 12, failure modes) and the CAIT human baseline row")
+    report.add_argument("--human-annotations", nargs=3, action="append", default=[],
+                        metavar=("SET", "ANNOTATIONS", "ITEMS"),
+                        help="a task set's annotations CSV (human-import) and items CSV (human-export), computed "
+                             "here instead of read from a human-stats folder; repeatable")
     report.set_defaults(handler=run_report)
+
+
+def _runs_found(runs):
+    """The runs table as the report shows it: results files relative to the folder they share, and the number
+    of tasks (a run of 20 tasks would otherwise list them in one 600-character cell; each task's rows are in
+    the other quality tables)."""
+    import os
+
+    import pandas as pd
+
+    shown = runs.copy()
+    files = [str(path) for path in shown["results_file"]]
+    if files:
+        root = os.path.commonpath([os.path.dirname(f) for f in files])
+        shown["results_file"] = [os.path.relpath(f, root) for f in files]
+    shown["tasks"] = pd.array([len(t.split(",")) if isinstance(t, str) and t else 0 for t in shown["tasks"]],
+                              dtype="Int64")
+    return shown.drop(columns=["model_path"]).rename(columns={"tasks": "n_tasks"})
 
 
 def _quality_frames(result, registry, settings) -> dict:
@@ -56,7 +92,7 @@ def _quality_frames(result, registry, settings) -> dict:
         "Runs and samples files not read": summary.runs_not_read,
         "Duplicate runs (runs of one model holding the same questions)": summary.duplicate_runs,
         "Ingestion overview": summary.overview,
-        "Runs found": result.runs,
+        "Runs found": _runs_found(result.runs),
         "Problems by kind (rows skipped, kept or reported)": summary.problems,
         "Unparsed answers per model x benchmark": summary.unparsed,
         "Missing model x split runs": summary.missing_runs,
@@ -111,8 +147,45 @@ def _last_byte(path: Path) -> bytes:
         return handle.read(1)
 
 
-def _cait_section(result, registry, reeval_items) -> list:
-    """The CAIT tables of the CAIT rows, with the re-evaluation when given."""
+def _human_statistics(args: argparse.Namespace) -> dict:
+    """{task set: agreement.py's frames} from --human folders and --human-annotations triples; a set given
+    twice is an error (which one would the report show?)."""
+    from postprocess.cli.human import read_items
+    from postprocess.human.label_studio import read_annotations
+    from postprocess.human.stats_files import read_statistics, set_statistics
+    from postprocess.human.task_sets import SET_NAMES
+
+    found: dict[str, tuple[str, dict]] = {}
+
+    def add(task_set: str, source: str, tables: dict) -> None:
+        if task_set in found:
+            raise ValueError(f"human task set {task_set!r} is given twice: {found[task_set][0]} and {source}")
+        found[task_set] = (source, tables)
+
+    for folder in args.human:
+        for task_set, tables in read_statistics(folder).items():
+            add(task_set, str(folder), tables)
+    for task_set, annotations_file, items_file in args.human_annotations:
+        if task_set not in SET_NAMES:
+            raise ValueError(f"--human-annotations: unknown task set {task_set!r}; task sets: {', '.join(SET_NAMES)}")
+        add(task_set, annotations_file, set_statistics(task_set, read_annotations(Path(annotations_file)),
+                                                       read_items(Path(items_file))))
+    return {task_set: tables for task_set, (_, tables) in found.items()}
+
+
+def _taxonomy_section(folder: Path, registry) -> list:
+    """The taxonomy tables of a `taxonomy` output folder."""
+    from postprocess.inverse_scaling.taxonomy.judging import read_taxonomy
+    from postprocess.inverse_scaling.taxonomy.numbers import taxonomy_numbers
+    from postprocess.order import family_order
+    from postprocess.render.taxonomy_tables import taxonomy_tables
+
+    verdicts, strata = read_taxonomy(folder)
+    return taxonomy_tables(taxonomy_numbers(verdicts, family_order(registry.models_frame())), strata)
+
+
+def _cait_section(result, registry, reeval_items, human=None) -> list:
+    """The CAIT tables of the CAIT rows, with the re-evaluation and the human baseline row when given."""
     from postprocess.cait.metrics import cait_models_frame, cait_numbers, run_timing
     from postprocess.render.cait_tables import cait_tables
 
@@ -120,7 +193,22 @@ def _cait_section(result, registry, reeval_items) -> list:
     if rows.empty:
         return []
     numbers = cait_numbers(rows, cait_models_frame(registry), run_timing(result.runs, result.run_tasks), reeval_items)
-    return cait_tables(numbers)
+    return cait_tables(numbers, human)
+
+
+def _adjudication_section(benchmarks, registry, params, analysis, merged) -> list:
+    """With answers a judge settled (or adjudications read beside the logs): the analysis again as the
+    rules alone score the table, and what the judge changes."""
+    from postprocess.inverse_scaling.adjudication import adjudication_effect
+    from postprocess.inverse_scaling.analysis import run_analysis
+    from postprocess.logs.adjudications import rules_only
+    from postprocess.render.adjudication_tables import adjudication_tables
+
+    outcomes = merged.counts() if merged is not None else None
+    if not (benchmarks["match"] == "judge").any() and not (outcomes and sum(outcomes.values())):
+        return []
+    without = run_analysis(rules_only(benchmarks), registry.models_frame(), params)
+    return adjudication_tables(adjudication_effect(benchmarks, analysis, without), outcomes)
 
 
 def _say_kept(folder) -> None:
@@ -135,17 +223,25 @@ def _say_kept(folder) -> None:
 def run_report(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.logs.quality import settings_differences
+    from postprocess.render.human_tables import human_tables
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
+    from postprocess.render.report import count
 
     check_output_folder(args.out)
-    params = Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
+    params = analysis_parameters(args)
     reeval_items = read_reeval(args.reeval) if args.reeval else None
-    registry, result = read_logs(args, details=f"all in {args.out / PROBLEMS_FILE}")
+    human = _human_statistics(args)
+    registry, result, merged = read_judged_logs(args, details=f"all in {args.out / PROBLEMS_FILE}")
     if result.table.empty:
         folders = ", ".join(map(str, args.logs))
         raise ValueError(f"no per-question rows found under {folders} (runs found: {len(result.runs)}, lines "
                          f"skipped: {result.counts.get('lines_skipped', 0)})")
-    sections = [("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items))]
+    baseline = human["cait-baseline"]["baseline"] if "cait-baseline" in human else None
+    sections = [
+        ("Error taxonomy (Section 5.6)", _taxonomy_section(args.taxonomy, registry) if args.taxonomy else []),
+        ("Human annotation (Appendix H; CAIT Appendix A.2 and Section 5.3)", human_tables(human)),
+        ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items, baseline)),
+    ]
     # CAIT is not one of the paper's benchmark splits: it has its own section, never pairwise flips.
     benchmarks = result.table[result.table["benchmark"] != "CAIT"]
     if benchmarks.empty:
@@ -156,6 +252,7 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"no benchmark rows for the inverse-scaling analysis; CAIT report: {args.out / 'report.html'}")
         return 0
     analysis = run_analysis(benchmarks, registry.models_frame(), params)
+    sections.insert(0, ("Answer adjudication", _adjudication_section(benchmarks, registry, params, analysis, merged)))
     settings = settings_differences(result.table, result.settings, analysis.comparisons)
     analysis.summary["data_quality"] = _quality_counts(result, settings)
     with written_whole(args.out) as folder:
@@ -169,8 +266,12 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"warning: {len(pairs)} compared pairs ran with different generation settings ({named}"
               f"{' ...' if len(pairs) > 3 else ''}); the report's data-quality section lists them", file=sys.stderr)
     summary = analysis.summary
+    if analysis.comparisons.empty:
+        print(f"{count(summary['models'], 'model')} and no two of one family to compare: accuracy report: "
+              f"{args.out / 'report.html'}")
+        return 0
     print(
-        f"{summary['cases']} cases over {summary['eligible_comparisons']} eligible comparisons "
-        f"({len(summary['replicated_subtasks'])} replicated subtasks); report: {args.out / 'report.html'}"
+        f"{count(summary['cases'], 'case')} over {count(summary['eligible_comparisons'], 'eligible comparison')} "
+        f"({count(len(summary['replicated_subtasks']), 'replicated subtask')}); report: {args.out / 'report.html'}"
     )
     return 0

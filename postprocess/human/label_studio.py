@@ -17,7 +17,10 @@ server (`annotations_from_server`) or from a file written by Label Studio's "Exp
   skipped           the annotator pressed Skip (`was_cancelled`): an answer withheld, not a label
   lead_time         seconds from showing the task to submitting it, as Label Studio measures it
   created_at        when the annotation was submitted (UTC)
-Drafts (unsubmitted work) are not annotations and are not read.
+Drafts (unsubmitted work) are not annotations and are not read. A task set whose config has further
+choice controls (a form of several questions, e.g. CAIT construction's scene review) names them, and
+each becomes a column of its own holding its one choice, empty where the annotator was not asked (a
+control shown only for some answers of CONTROL) or skipped.
 
 The server's address and key come only from the environment (URL_VARIABLE, KEY_VARIABLE); the key
 may be a legacy token or a personal access token (the SDK refreshes the latter). Nothing writes them.
@@ -30,7 +33,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,18 +169,20 @@ def create_project(client, task_set: TaskSet) -> int:
     return project.id
 
 
-def annotations_from_server(client, project_id: int) -> pd.DataFrame:
-    """Every submitted or skipped annotation of a project, with the authors' e-mails."""
+def annotations_from_server(client, project_id: int, controls: Sequence[str] = ()) -> pd.DataFrame:
+    """Every submitted or skipped annotation of a project, with the authors' e-mails (and a column per
+    further choice control named in `controls`)."""
     where = f"project {project_id}"
     users = {user.id: user.email for user in _server_call(f"{where}: listing users", client.users.list)}
     pages = _server_call(f"{where}: listing tasks", client.tasks.list, project=project_id, fields="all")
     tasks = [{"id": task.id, "data": task.data, "annotations": task.annotations}
              for task in _server_call(f"{where}: reading tasks", list, pages)]
-    return annotations_frame(tasks, where, users, project_id)
+    return annotations_frame(tasks, where, users, project_id, controls)
 
 
-def annotations_from_export(path: Path) -> pd.DataFrame:
-    """The annotations of a Label Studio JSON export file (a list of tasks with their annotations)."""
+def annotations_from_export(path: Path, controls: Sequence[str] = ()) -> pd.DataFrame:
+    """The annotations of a Label Studio JSON export file (a list of tasks with their annotations), with a
+    column per further choice control named in `controls`."""
     path = Path(path)
     try:
         tasks = json.loads(path.read_text(encoding="utf-8"))
@@ -185,12 +190,15 @@ def annotations_from_export(path: Path) -> pd.DataFrame:
         raise LabelStudioError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
     if not isinstance(tasks, list):
         raise LabelStudioError(f"{path}: a Label Studio JSON export is a list of tasks, got {type(tasks).__name__}")
-    return annotations_frame(tasks, str(path))
+    return annotations_frame(tasks, str(path), controls=controls)
 
 
 def annotations_frame(tasks: Iterable[dict], where: str, users: dict[int, str] | None = None,
-                      project: int | None = None) -> pd.DataFrame:
-    """ANNOTATION_COLUMNS from task records as Label Studio serialises them ({id, data, annotations})."""
+                      project: int | None = None, controls: Sequence[str] = ()) -> pd.DataFrame:
+    """ANNOTATION_COLUMNS (then a column per further choice control in `controls`) from task records as
+    Label Studio serialises them ({id, data, annotations})."""
+    if CONTROL in controls or len(set(controls)) < len(controls):
+        raise ValueError(f"further controls must be distinct and other than {CONTROL!r}, got {list(controls)}")
     users = users or {}
     records, seen_keys = [], {}
     for number, task in enumerate(tasks, 1):
@@ -205,14 +213,14 @@ def annotations_frame(tasks: Iterable[dict], where: str, users: dict[int, str] |
         seen_keys[key] = task["id"]
         for annotation in task.get("annotations") or []:
             records.append(_annotation_record(annotation, task, key, f"{task_where} annotation "
-                                              f"{annotation.get('id')}", users, project))
-    frame = pd.DataFrame(records, columns=ANNOTATION_COLUMNS)
+                                              f"{annotation.get('id')}", users, project, controls))
+    frame = pd.DataFrame(records, columns=[*ANNOTATION_COLUMNS, *controls])
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
     return frame
 
 
 def _annotation_record(annotation: dict, task: dict, key: str, where: str, users: dict[int, str],
-                       project: int | None) -> dict:
+                       project: int | None, controls: Sequence[str]) -> dict:
     author = annotation.get("completed_by")
     email = ""
     if isinstance(author, dict):  # exports made with expanded users
@@ -220,7 +228,8 @@ def _annotation_record(annotation: dict, task: dict, key: str, where: str, users
     if not isinstance(author, int):
         raise LabelStudioError(f"{where}: 'completed_by' is {author!r}, not a user id")
     skipped = bool(annotation.get("was_cancelled"))
-    label = None if skipped else _choice(annotation.get("result") or [], where)
+    result = annotation.get("result") or []
+    label = None if skipped else _choice(result, where)
     lead_time = annotation.get("lead_time")
     if lead_time is not None and not (isinstance(lead_time, (int, float)) and math.isfinite(lead_time) and lead_time >= 0):
         raise LabelStudioError(f"{where}: 'lead_time' is {lead_time!r}, not a number of seconds")
@@ -229,18 +238,22 @@ def _annotation_record(annotation: dict, task: dict, key: str, where: str, users
         "task_id": task["id"], "annotation_id": annotation.get("id"), "item_key": key, "annotator": author,
         "annotator_email": email or users.get(author, ""), "label": label, "skipped": skipped,
         "lead_time": math.nan if lead_time is None else float(lead_time), "created_at": annotation.get("created_at"),
+        **{control: None if skipped else _choice(result, where, control, required=False) for control in controls},
     }
 
 
-def _choice(result: list, where: str) -> str:
-    """The single choice of CONTROL in an annotation's result."""
-    choices = [item for item in result if isinstance(item, dict) and item.get("from_name") == CONTROL
+def _choice(result: list, where: str, control: str = CONTROL, required: bool = True) -> str | None:
+    """The single choice of a choice control in an annotation's result (None for an optional control
+    without a result)."""
+    choices = [item for item in result if isinstance(item, dict) and item.get("from_name") == control
                and item.get("type") == "choices"]
+    if not choices and not required:
+        return None
     if len(choices) != 1:
-        raise LabelStudioError(f"{where}: {len(choices)} results of the choice control {CONTROL!r}, expected 1")
+        raise LabelStudioError(f"{where}: {len(choices)} results of the choice control {control!r}, expected 1")
     values = (choices[0].get("value") or {}).get("choices") or []
     if len(values) != 1 or not isinstance(values[0], str):
-        raise LabelStudioError(f"{where}: control {CONTROL!r} holds {values!r}, expected exactly one choice")
+        raise LabelStudioError(f"{where}: control {control!r} holds {values!r}, expected exactly one choice")
     return values[0]
 
 

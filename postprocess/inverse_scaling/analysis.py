@@ -20,6 +20,7 @@ from postprocess.inverse_scaling.compare import (
     family_order_models,
     family_pairs,
 )
+from lmms_eval_tasks.catalog import ORDERING_VARIANTS
 from postprocess.inverse_scaling.parameters import COT_VARIANT, REPLICATION_FAMILIES, Parameters
 from postprocess.inverse_scaling.stats import add_significance
 from postprocess.order import family_order
@@ -61,6 +62,8 @@ class Analysis:
     controls: dict[str, pd.DataFrame] = field(default_factory=dict)  # variant -> per-case control stats
     cot_by_family: pd.DataFrame | None = None  # Table 45's numbers
     cot_by_dataset: pd.DataFrame | None = None  # Table 46's numbers
+    cot_accuracy_change: pd.DataFrame | None = None  # Appendix L: each model's accuracy change, by family
+    cot_accuracy_by_model: pd.DataFrame | None = None  # the same per model and role (smaller / larger)
     option_order: pd.DataFrame | None = None  # Table 43's numbers
 
     @property
@@ -99,7 +102,8 @@ def _check_models(models: pd.DataFrame) -> None:
 
 def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) -> Analysis:
     """Run every stage on the per-question table (columns ANALYSIS_COLUMNS at least) and the models
-    frame (MODEL_COLUMNS, optionally family_rank). Raises UnusableInput when nothing can be compared."""
+    frame (MODEL_COLUMNS, optionally family_rank). Raises UnusableInput when there are no rows or none of
+    the analysed variant."""
     _check_models(models)
     if table.empty:
         raise UnusableInput("the per-question table is empty: no runs were found")
@@ -112,13 +116,10 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     if variant not in outcomes.variants:
         raise UnusableInput(f"no rows of variant {variant!r} (variants present: {', '.join(outcomes.variants)})")
     present = ordered[ordered["model"].isin(outcomes.models_with_answers(variant))].reset_index(drop=True)
+    # Without two models of one family that answered a common question (one model, say) the comparisons
+    # are empty and only the accuracy numbers say something; the report says so.
     comparisons = compare_pairs(outcomes, family_pairs(present), variant=variant, min_n=params.min_n,
                                 min_net=params.min_net)
-    if comparisons.empty:
-        raise UnusableInput(
-            "no comparable pairs: no two models of one family answered a common question with known gold "
-            f"(models with answers: {', '.join(present['model']) or 'none'})"
-        )
 
     comparisons = add_significance(comparisons, params.fdr)
     cases = case_numbers.cases_of(comparisons)
@@ -166,9 +167,7 @@ def _case_summary(analysis: Analysis) -> dict:
     counted = comparisons[comparisons["eligible"]]
     by_restriction = analysis.restrictions.set_index("restriction")
     replicated_rows = analysis.replication[analysis.replication["n_families"] >= REPLICATION_FAMILIES]
-    # As in the paper, a two-model family's only pair is not a "largest size gap" comparison.
     extremes = case_numbers.restrict(counted, "extreme")
-    extremes = extremes[extremes["family_models"] > 2]
     shapes = analysis.shapes
     nonmonotonic = int((shapes["shape"] == "non-monotonic").sum())
     summary = {
@@ -211,7 +210,12 @@ def _add_controls(analysis: Analysis, outcomes: Outcomes) -> None:
         analysis.controls[COT_VARIANT] = cot
         analysis.cot_by_family = controls.cot_summary(cot, ["family"], order=analysis.families)
         analysis.cot_by_dataset = controls.cot_summary(cot, ["benchmark", "split"])
-    orderings = {v: f for v, f in analysis.controls.items() if v != COT_VARIANT}
+        analysis.cot_accuracy_change = controls.cot_accuracy_change(cot, ["family"], order=analysis.families)
+        analysis.cot_accuracy_by_model = controls.cot_accuracy_change_by_model(cot, list(analysis.models["model"]))
+    # Every other variant is an ordering control (identity: the unchanged prompt re-run), in catalog order.
+    known = [v for v in ORDERING_VARIANTS if v in analysis.controls]
+    orderings = {v: analysis.controls[v] for v in
+                 [*known, *(v for v in analysis.controls if v not in known and v != COT_VARIANT)]}
     if orderings:
         analysis.option_order = controls.option_order_runs(cases, orderings, params.variant)
 
@@ -232,14 +236,25 @@ def _control_summary(analysis: Analysis) -> dict:
             "larger_recovered_cot": int(cot["recovered"].sum()),
             "recovery_percent": _rounded(percent(int(cot["recovered"].sum()), lost)),
             "smaller_accuracy_decreased": int((cot["acc_small"] < cot["base_acc_small"]).sum()),
+            "smaller_mean_change_pp": _rounded(float((cot["acc_small"] - cot["base_acc_small"]).mean())),
+            "larger_accuracy_increased": int((cot["acc_large"] > cot["base_acc_large"]).sum()),
+            "larger_mean_change_pp": _rounded(float((cot["acc_large"] - cot["base_acc_large"]).mean())),
             "significant_bh_cot": int(cot["bh_cot"].sum()),
         }
     if analysis.option_order is not None:
-        runs = pd.concat([f for v, f in analysis.controls.items() if v != COT_VARIANT])
+        order = analysis.option_order
+        variants = list(dict.fromkeys(order["ordering"]))[1:]  # the first is the analysed run itself
+        runs = order[order["ordering"] != analysis.parameters.variant]
         summary["option_order"] = {
-            "variants": [v for v in analysis.controls if v != COT_VARIANT],
+            "variants": variants,
             "cases_covered": int(len(runs[case_numbers.CASE_KEY].drop_duplicates())),
             "runs": len(runs),
             "runs_with_positive_net": int((runs["net"] > 0).sum()),
         }
+        if "identity" in variants:
+            # Appendix J: how far a re-run of the unchanged prompt moves Net bounds run-to-run variation.
+            base = order[order["ordering"] == analysis.parameters.variant].set_index(case_numbers.CASE_KEY)["net"]
+            replay = order[order["ordering"] == "identity"].set_index(case_numbers.CASE_KEY)["net"]
+            summary["option_order"]["identity_runs"] = len(replay)
+            summary["option_order"]["identity_max_net_change"] = int((replay - base.reindex(replay.index)).abs().max())
     return summary

@@ -18,7 +18,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
+from scipy.special import bdtrc  # binom.sf's function, without scipy.stats' 0.5 s import
 
 from postprocess.order import sort_key
 
@@ -174,7 +174,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
     """Every within-family (smaller, larger) pair, smaller first, never both orders.
 
     Columns used by the restricted analyses: `adjacent` (consecutive sizes), `extreme` (smallest vs
-    largest of a family), `twofold_total` / `twofold_active` (larger has >= 2x the nominal total /
+    largest of a family of three or more models, as in the paper's Section 5.5), `twofold_total` / `twofold_active` (larger has >= 2x the nominal total /
     active parameters), `dense` (neither is MoE), `same_encoder_tier` and `family_models` (how many
     models the family has).
     """
@@ -193,7 +193,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
                     "small_size": small["size"],
                     "large_size": large["size"],
                     "adjacent": j == i + 1,
-                    "extreme": i == 0 and j == last,
+                    "extreme": i == 0 and j == last and last >= 2,  # a two-model family's one pair is no size gap
                     "twofold_total": large["total_params"] >= 2 * small["total_params"],
                     "twofold_active": large["active_params"] >= 2 * small["active_params"],
                     "dense": not (bool(small["moe"]) or bool(large["moe"])),
@@ -209,7 +209,7 @@ def family_pairs(models: pd.DataFrame) -> pd.DataFrame:
 
 def mcnemar_greater(wins: np.ndarray, discordant: np.ndarray) -> np.ndarray:
     """One-sided exact McNemar p-value P(Binomial(discordant, 1/2) >= wins); 1 when wins == 0."""
-    return binom.sf(np.asarray(wins) - 1, np.asarray(discordant), 0.5)
+    return bdtrc(np.asarray(wins) - 1, np.asarray(discordant), 0.5)
 
 
 def pair_cells(outcomes: Outcomes, variant: str, small: str, large: str) -> np.ndarray:

@@ -22,3 +22,15 @@ class Parameters:
     variant: str = "direct"  # the prompt variant analysed
     top_k: int = 10  # Table 3's rows
     thresholds: tuple[int, ...] = (5, 10, 15, 20, 25, 30)  # Table 38's Net thresholds
+
+
+@dataclass(frozen=True)
+class TaxonomyParameters:
+    """The error-taxonomy sample and judging (Section 5.6, Appendix G.1; rules: taxonomy/sample.py)."""
+
+    per_case: int = 10  # flip questions per case, at most
+    family_cap: int = 600  # sampled questions per family, at most
+    allocation: str = "equal"  # how a family's cap becomes dataset quotas: equal | proportional (the paper: "stratified")
+    dataset_quotas: tuple[tuple[str, int], ...] = ()  # (benchmark, at most this many per family)
+    seed: int = 0
+    sides: str = "paper"  # paper: the correct model is "Model A" (G.1); random: a seeded coin per question

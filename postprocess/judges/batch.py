@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +57,19 @@ def _ask(client: JudgeClient, key: str, request: JudgeRequest, parse: Parse | No
             break
     judge = client.judge
     return {"key": key, "judge": judge.name, "provider": judge.provider, "model": judge.model, **record,
-            "attempts": attempts, "asks": asks, "parse_error": error, "prompt": request.prompt,
-            "images": [hashlib.sha256(image).hexdigest() for image in request.images],
-            "at": datetime.now(UTC).isoformat(timespec="seconds")}
+            "attempts": attempts, "asks": asks, "parse_error": error, "system": request.system, "prompt": request.prompt,
+            "images": [hashlib.sha256(image).hexdigest() for image in request.images], "sample": request.sample,
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def ask_cached(client: JudgeClient, cache: JudgeCache, request: JudgeRequest, parse: Parse | None = None) -> dict:
+    """One request through a client kept between calls (so its rate limit holds across them): the cached
+    answer when there is one, else asked (parse retries included) and stored. Raises JudgeError when the
+    call fails. For a caller that has one request at a time (the adjudicator inside an lmms-eval run)."""
+    key = client.judge.cache_key(request)
+    if key not in cache:
+        cache.put(_ask(client, key, request, parse))
+    return cache.answers[key]
 
 
 def _wait_all(futures: list, stop: threading.Event) -> list:
@@ -157,7 +167,8 @@ class CallEstimate:
 
 def estimate_calls(work: Work, cache_dir: Path | str) -> list[CallEstimate]:
     """What run_judges would ask now, per judge, with an estimate of tokens and cost; makes no call.
-    Input tokens: characters / 4 plus width x height / 750 per image (at most 1,600); output: max_tokens."""
+    Input tokens: characters / 4 plus width x height / 750 per image (at most 1,600); output: max_tokens (or
+    params.max_completion_tokens)."""
     estimates = []
     for judge, requests in work:
         cache = cache_for(judge, cache_dir)
@@ -165,7 +176,8 @@ def estimate_calls(work: Work, cache_dir: Path | str) -> list[CallEstimate]:
         todo = [request for key, request in distinct.items() if key not in cache]
         input_tokens = sum(math.ceil(len((r.system or "") + r.prompt) / CHARS_PER_TOKEN)
                            + sum(_image_tokens(image) for image in r.images) for r in todo)
-        output_tokens = len(todo) * (judge.max_tokens or 0)
+        # GPT-5 models take their limit as params.max_completion_tokens instead of max_tokens
+        output_tokens = len(todo) * (judge.max_tokens or judge.params.get("max_completion_tokens") or 0)
         priced = judge.price_input_per_mtok is not None and judge.price_output_per_mtok is not None
         usd = (input_tokens * judge.price_input_per_mtok + output_tokens * judge.price_output_per_mtok) / 1e6 \
             if priced else None

@@ -1,8 +1,8 @@
 """The completed calls of one judge, on disk, so that a rerun makes no call twice and a killed run resumes.
 
 `<cache_dir>/<judge name>.jsonl`: one JSON object a line (key, judge, provider, model, answer,
-finish_reason, attempts, the prompt and the images' hashes, when), flushed and fsynced per call. A line cut
-short by a kill is ignored (that call is made again).
+finish_reason, attempts, the system prompt, the prompt, the images' hashes, the sample number, when),
+flushed and fsynced per call. A line cut short by a kill is ignored (that call is made again).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from postprocess.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest
 
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 NO_KEY = "EMPTY"  # sent to servers that need no key (vLLM's convention)
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+T = TypeVar("T")
 
 
 class RateLimiter:
@@ -149,32 +151,44 @@ class JudgeClient:
                                                extra_body=body or None)
         return "".join(block.text for block in message.content if block.type == "text"), message.stop_reason
 
-    def _retryable(self, error: Exception) -> bool:
-        if isinstance(error, self._connection_errors):
-            return True
-        status = getattr(error, "status_code", None)
-        return isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)
-
     def complete(self, request: JudgeRequest) -> Completion:
         """The judge's answer; retries retryable errors with exponential backoff, then raises JudgeError."""
-        judge = self.judge
-        attempt = 0
-        while True:
-            self._limiter.wait()
-            try:
-                text, finish = self._request(request)
-                return Completion(text, finish, attempt + 1)
-            except self._errors as error:
-                status = getattr(error, "status_code", None) or type(error).__name__
-                if not self._retryable(error) or attempt == judge.max_retries:
-                    raise JudgeError(f"judge '{judge.name}': request failed ({status}) after {attempt + 1} "
-                                     f"attempt(s): {self.scrub(str(error))[:300]}") from None
-                delay = _retry_after(error)
-                delay = min(judge.backoff_max_s, judge.backoff_s * 2**attempt if delay is None else delay)
-                log.warning("judge '%s': %s, retry %d/%d in %.2f s", judge.name, status, attempt + 1,
-                            judge.max_retries, delay)
-                time.sleep(delay)
-                attempt += 1
+        (text, finish), attempts = call_with_retries(
+            lambda: self._request(request), what=f"judge '{self.judge.name}'", settings=self.judge,
+            limiter=self._limiter, errors=self._errors, connection_errors=self._connection_errors, scrub=self.scrub)
+        return Completion(text, finish, attempts)
+
+
+def retryable_status(status: Any) -> bool:
+    """408, 409, 429 and every 5xx: worth asking again."""
+    return isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)
+
+
+def call_with_retries(call: Callable[[], T], *, what: str, settings: Any, limiter: RateLimiter,
+                      errors: tuple[type[BaseException], ...], connection_errors: tuple[type[BaseException], ...] = (),
+                      status_of: Callable[[BaseException], Any] = lambda error: getattr(error, "status_code", None),
+                      scrub: Callable[[str], str] = lambda text: text) -> tuple[T, int]:
+    """(call(), attempts made), waiting for the rate limit before each attempt. An error of `errors` that is
+    a connection error or has a retryable status is retried with exponential backoff (settings.backoff_s
+    doubled per retry, at most settings.backoff_max_s; a Retry-After header wins) up to settings.max_retries
+    times; then, or for any other error of `errors`, JudgeError naming `what`, the status and the attempts.
+    Shared by the judges and by the other model endpoints of the project (CAIT's image generators)."""
+    attempt = 0
+    while True:
+        limiter.wait()
+        try:
+            return call(), attempt + 1
+        except errors as error:
+            status = status_of(error) or type(error).__name__
+            retryable = isinstance(error, connection_errors) or retryable_status(status_of(error))
+            if not retryable or attempt == settings.max_retries:
+                raise JudgeError(f"{what}: request failed ({status}) after {attempt + 1} "
+                                 f"attempt(s): {scrub(str(error))[:300]}") from None
+            delay = _retry_after(error)
+            delay = min(settings.backoff_max_s, settings.backoff_s * 2**attempt if delay is None else delay)
+            log.warning("%s: %s, retry %d/%d in %.2f s", what, status, attempt + 1, settings.max_retries, delay)
+            time.sleep(delay)
+            attempt += 1
 
 
 def _retry_after(error: Exception) -> float | None:

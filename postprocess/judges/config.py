@@ -53,10 +53,16 @@ class JudgeError(RuntimeError):
 @dataclass(frozen=True)
 class JudgeRequest:
     """What a judge is asked: a text prompt, optionally with images (PNG/JPEG bytes) shown before it and a
-    system prompt."""
+    system prompt. `sample` numbers independent answers to the same request (at temperature > 0 each is a
+    fresh draw): each sample is a call and a cache entry of its own; sample 0 is the plain request."""
     prompt: str
     images: tuple[bytes, ...] = ()
     system: str | None = None
+    sample: int = 0
+
+    def __post_init__(self):
+        if isinstance(self.sample, bool) or not isinstance(self.sample, int) or self.sample < 0:
+            raise ValueError(f"a request's sample number must be a whole number >= 0, got {self.sample!r}")
 
 
 @dataclass(frozen=True)
@@ -80,11 +86,14 @@ class JudgeConfig:
     price_output_per_mtok: float | None = None  # USD per million output tokens
 
     def cache_key(self, request: JudgeRequest) -> str:
-        """SHA-256 of everything that shapes the answer: provider, model, prompt, images, generation settings."""
+        """SHA-256 of everything that shapes the answer: provider, model, prompt, images, generation settings,
+        and the sample number when it is not 0 (so keys of plain requests stay what they were)."""
         settings = {"provider": self.provider, "model": self.model, "prompt": request.prompt,
                     "images": [hashlib.sha256(image).hexdigest() for image in request.images],
                     "system": request.system, "temperature": self.temperature, "max_tokens": self.max_tokens,
                     "params": dict(self.params)}
+        if request.sample:
+            settings["sample"] = request.sample
         return hashlib.sha256(json.dumps(settings, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

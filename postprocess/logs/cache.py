@@ -164,6 +164,16 @@ def _entry(cache_dir: Path, fingerprint: str) -> Path:
     return Path(cache_dir) / f"ingest-{fingerprint[:24]}"
 
 
+def _read_frame(path: Path) -> pd.DataFrame:
+    """A cached frame with its dtypes: pandas 2 (Python 3.10) reads the "str" columns back as object."""
+    import pyarrow.parquet
+
+    frame = pd.read_parquet(path)
+    columns = json.loads(pyarrow.parquet.read_schema(path).metadata[b"pandas"])["columns"]
+    text = [c["name"] for c in columns if c["numpy_type"] == "str" and frame[c["name"]].dtype == object]
+    return frame.astype({name: ingest.TEXT for name in text}) if text else frame
+
+
 def _expected_columns() -> dict[str, list[str]]:
     return {"table": ingest.TABLE_COLUMNS, "runs": ingest.RUNS_COLUMNS, "problems": ingest.PROBLEM_COLUMNS,
             "run_tasks": ingest.RUN_TASK_COLUMNS, "settings": ingest.SETTINGS_COLUMNS,
@@ -187,7 +197,7 @@ def _read_entry(entry: Path, fingerprint: str) -> ingest.IngestResult:
         try:
             if recorded != [path.stat().st_size, content_hash(path)]:
                 raise DamagedEntry(f"{path.name} is not the file that was written (size or content changed)")
-            frame = pd.read_parquet(path)
+            frame = _read_frame(path)
         except OSError as error:
             raise DamagedEntry(f"{path.name} is unreadable: {error}") from None
         except (ValueError, TypeError) as error:  # pyarrow's ArrowInvalid is a ValueError

@@ -23,8 +23,9 @@ line, the field at fault and the reason; nothing is dropped silently.
 - A last line without a newline that is not valid JSON is a write cut short by a killed run: skipped
   (truncated_line). Any other line that is not a JSON object: skipped (malformed_json).
 - A line without `per_question`: skipped (missing_per_question).
-- A record without `response` takes it from the line's `filtered_resps` (else `resps`), accepted as
-  "x", ["x"] or [["x"]]: kept and reported (response_from_filtered_resps).
+- The response is the record's own `response` in logs written before records stopped repeating it, else the
+  line's `filtered_resps` (else `resps`), "x", ["x"] or [["x"]] (lmms_eval_tasks.record.line_response). A
+  line with none of them: skipped (invalid_record).
 - A record failing lmms_eval_tasks.record.validate_record, or holding text that is not valid Unicode:
   skipped (invalid_record, with its message).
 
@@ -77,7 +78,7 @@ import pyarrow as pa
 
 from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
 from model_configs import ModelSpec, Registry
-from postprocess.logs.lines import PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file, rows_frame
+from postprocess.logs.lines import TEXT, PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file, rows_frame
 from postprocess.logs.runs import (DUPLICATE_RULES, RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs,
                                    read_results)
 
@@ -112,7 +113,6 @@ PROBLEM_ACTIONS = {
     "missing_per_question": "skipped",
     "invalid_record": "skipped",
     "duplicate": "skipped",
-    "response_from_filtered_resps": "kept",
 }
 RUN_PROBLEMS = ("unresolved_model", "bad_results_file", "orphan_samples")  # a whole run or file not read
 
@@ -175,10 +175,10 @@ def _describe_run(run: _Run, registry: Registry) -> None:
 def _unresolved_message(failed: list[_Run]) -> str:
     lines = [f"{len(failed)} run(s) have no known model, so their rows cannot be attributed:"]
     lines += [f"  {run.results_path}: {run.failure[2]}" for run in failed]
-    example = next((run.model_path for run in failed if run.model_path), "/path/to/model")
-    lines.append(f"Map each model path to a registry key with --model-map PATH=KEY (e.g. --model-map "
-                 f"'{example}=Qwen3-VL-2B'), add the model to an extra models YAML (--extra-models), "
-                 "or skip these runs (--skip-unknown-models; strict=False).")
+    lines.append("A model of your own (or a family of them) is described in a models YAML passed with --extra-models "
+                 "FILE: fields key, hf_id, family, size, total_params, active_params, moe (README, 'Your own "
+                 "models'). --model-map PATH=KEY is only for another copy of a model the registry already has "
+                 "(e.g. a local snapshot of Qwen/Qwen3-VL-8B-Instruct). Or skip these runs: --skip-unknown-models.")
     return "\n".join(lines)
 
 
@@ -258,7 +258,7 @@ class _Problems:
         frame["kind"] = _categorical(frame["kind"].astype(object), PROBLEM_ACTIONS)
         frame["line"] = frame["line"].astype("Int64")
         for column in ("action", "file", "field", "detail", "model", "benchmark"):
-            frame[column] = frame[column].astype("str")
+            frame[column] = frame[column].astype(TEXT)
         return frame
 
 
@@ -395,7 +395,7 @@ def _key_codes(rows: pd.DataFrame) -> np.ndarray:
 def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: _Problems, rule: str
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows without later occurrences of a ROW_KEY, and the duplicate run pairs; reports every later
-    occurrence and the kept filled-in responses."""
+    occurrence."""
     codes = _key_codes(rows)
     # codes number the keys in order of first appearance: a row is a key's first when its code is new
     duplicate = codes <= np.maximum.accumulate(np.concatenate([[-1], codes[:-1]])) if len(codes) else codes > 0
@@ -405,16 +405,11 @@ def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: _P
     pairs = _duplicate_run_pairs(rows, files, duplicates, firsts,
                                  np.logical_or.reduce(list(differing.values())), rule)
     _check_duplicate_runs(pairs, rule)
-    filled = np.flatnonzero(rows["response_filled"].to_numpy() & ~duplicate)
-    if len(duplicates) or len(filled):
+    if len(duplicates):
         where = rows[["_order", "source_line", "source_file", "model", "benchmark"]].astype(object).to_numpy()
         for row, detail in zip(duplicates, _duplicate_details(rows, duplicates, firsts, differing)):
             order, line, file, model, benchmark = where[row]
             problems.add(order, "duplicate", file, line, "per_question.question_id", detail, model, benchmark)
-        for row in filled:
-            order, line, file, model, benchmark = where[row]
-            problems.add(order, "response_from_filtered_resps", file, line, "per_question.response",
-                         "per_question had no response; taken from filtered_resps", model, benchmark)
     return (rows[~duplicate].reset_index(drop=True) if len(duplicates) else rows), pairs
 
 

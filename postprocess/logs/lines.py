@@ -11,9 +11,12 @@ hands every other line to the full parser:
   reads has the same values;
 - the record has each REQUIRED_FIELDS field with its type (msgspec never turns a bool into an int, and
   neither does validate_record's tuple of types), a known benchmark and match, a non-empty question_id,
-  `rule` and `kind` strings or null, and no other fields than `options`, `permutation` and `details`;
-- not match "none" with correct true; a missing `response` is taken from filtered_resps / resps by the
-  same function as the full parser's.
+  `rule` and `kind` strings or null, an `abstain_reason` of ABSTAIN_REASONS or null, and no other fields
+  than `response`, `options`, `permutation` and `details` (a judged record, a minority, takes the full
+  parser and its checks);
+- not match "none" with correct true, not match "judge", an abstain_reason only beside match "none"; the
+  response is the record's own `response` when it has one, else
+  filtered_resps / resps, read by the same function as the full parser's (record.line_response).
 tests/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
 
 A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), which
@@ -38,15 +41,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, REQUIRED_FIELDS, RecordError, validate_record
+from lmms_eval_tasks.record import (ABSTAIN_REASONS, BENCHMARKS, MATCH_KINDS, OPTIONAL_FIELDS, REQUIRED_FIELDS,
+                                    RecordError, line_response, validate_record)
 
 # Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
 PROMOTED_FIELDS = ("rule", "kind")
 TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
                 "match", "rule", "kind", "extra"]
-ROW_FIELDS = (*TEXT_COLUMNS, "correct", "doc_id", "source_line", "response_filled")
+ROW_FIELDS = (*TEXT_COLUMNS, "correct", "doc_id", "source_line")
 CATEGORY_COLUMNS = frozenset(("benchmark", "split", "subtask", "variant", "match", *PROMOTED_FIELDS))  # few values
-_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS)
+_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(OPTIONAL_FIELDS) | frozenset(PROMOTED_FIELDS)
+# pandas' "str" dtype with NaN for missing values, spelled out: on pandas 2 (Python 3.10) "str" means object
+# and turns None into the text "None"
+TEXT = pd.StringDtype(na_value=np.nan)
 _INT64_LIMIT = 2**63
 # Compact JSON with sorted keys, as UTF-8 bytes (Arrow takes them as text); ~10x the standard library's speed.
 encode_json = msgspec.json.Encoder(order="sorted").encode
@@ -64,16 +71,6 @@ class ParsedFile:
 
 
 # ---------------------------------------------------------------------------------------------- shared
-def response_from_resps(filtered_resps: Any, resps: Any) -> str | None:
-    """The single response in filtered_resps (else resps): "x", ["x"] or [["x"]]; None otherwise."""
-    for value in (filtered_resps, resps):
-        while isinstance(value, list) and len(value) == 1:
-            value = value[0]
-        if isinstance(value, str):
-            return value
-    return None
-
-
 def _gold_text(gold: Any) -> str | None:
     return gold if gold is None or type(gold) is str else json.dumps(gold, ensure_ascii=False)
 
@@ -127,14 +124,11 @@ def _parse_fully(raw: bytes, line_no: int, rows: list[tuple], problems: list[Pro
         problems.append(("missing_per_question", line_no, "per_question",
                          f"no per_question (doc_id {obj.get('doc_id')!r})", None))
         return
-    filled = False
-    if type(record) is dict and "response" not in record:
-        response = response_from_resps(obj.get("filtered_resps"), obj.get("resps"))
-        if response is not None:
-            record["response"] = response
-            filled = True
     try:
         validate_record(record)
+        response = line_response(obj)
+        if response is None:
+            raise RecordError("no response: neither filtered_resps, resps nor per_question.response holds a string")
         bad = _unencodable_field(record)
         if bad is not None:
             raise RecordError(f"per_question field '{bad}' holds an unpaired surrogate escape (not valid Unicode)")
@@ -145,10 +139,10 @@ def _parse_fully(raw: bytes, line_no: int, rows: list[tuple], problems: list[Pro
     extra_fields = record.keys() - _NOT_EXTRA
     rows.append((
         record["benchmark"], record["split"], record["subtask"], record["question_id"], record["variant"],
-        _gold_text(record["gold"]), record["response"], record["prediction"], record["match"],
+        _gold_text(record["gold"]), response, record["prediction"], record["match"],
         _as_text(record.get("rule")), _as_text(record.get("kind")),
         encode_json({k: record[k] for k in extra_fields}) if extra_fields else None,
-        record["correct"], _doc_id(obj.get("doc_id")), line_no, filled,
+        record["correct"], _doc_id(obj.get("doc_id")), line_no,
     ))
 
 
@@ -169,6 +163,7 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     response: str | msgspec.UnsetType = _UNSET
     rule: str | None = None
     kind: str | None = None
+    abstain_reason: Literal[ABSTAIN_REASONS] | None | msgspec.UnsetType = _UNSET  # type: ignore[valid-type]
     options: Any = _UNSET
     permutation: Any = _UNSET
     details: Any = _UNSET
@@ -185,9 +180,10 @@ _decode_line = msgspec.json.Decoder(_Line).decode
 _decode_raw = msgspec.json.decode
 
 
-def _filled_response(line: _Line) -> str | None:
-    return response_from_resps(*(None if raw is _UNSET else _decode_raw(raw) for raw in (line.filtered_resps,
-                                                                                          line.resps)))
+def _line_response(line: _Line) -> str | None:
+    """record.line_response for a line whose record has no response of its own."""
+    return line_response({name: _decode_raw(raw) for name, raw in (("filtered_resps", line.filtered_resps),
+                                                                  ("resps", line.resps)) if raw is not _UNSET})
 
 
 @contextmanager
@@ -230,27 +226,29 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
                 _parse_fully(raw, line_no, rows, problems)
                 continue
             record = line.per_question
-            response, filled = record.response, False
+            response = record.response
             if response is unset:
-                response, filled = _filled_response(line), True
-            if response is None or record.match == "none" and record.correct is True:
+                response = _line_response(line)
+            match, reason = record.match, record.abstain_reason
+            if (response is None or match == "judge" or match == "none" and record.correct is True
+                    or reason is not None and reason is not unset and match != "none"):
                 _parse_fully(raw, line_no, rows, problems)
                 continue
             details, options, permutation = record.details, record.options, record.permutation
-            if details is not unset and options is not unset and permutation is not unset:  # the tasks' records
-                extra = encode_json({"details": details, "options": options, "permutation": permutation})
-            elif details is unset and options is unset and permutation is unset:
-                extra = None
+            if details is not unset and options is not unset and permutation is not unset and reason is not unset:
+                extra = encode_json({"abstain_reason": reason, "details": details, "options": options,
+                                     "permutation": permutation})  # the tasks' records
             else:
-                extra = encode_json({name: value for name, value in (("details", details), ("options", options),
-                                                                     ("permutation", permutation))
-                                     if value is not unset})
+                present = {name: value for name, value in (("abstain_reason", reason), ("details", details),
+                                                           ("options", options), ("permutation", permutation))
+                           if value is not unset}
+                extra = encode_json(present) if present else None
             gold, doc_id = record.gold, line.doc_id
             rows.append((
                 record.benchmark, record.split, record.subtask, record.question_id, record.variant,
                 gold if gold is None or type(gold) is str else _gold_text(gold), response, record.prediction,
                 record.match, record.rule, record.kind, extra, record.correct,
-                doc_id if type(doc_id) is int and -_INT64_LIMIT <= doc_id < _INT64_LIMIT else None, line_no, filled,
+                doc_id if type(doc_id) is int and -_INT64_LIMIT <= doc_id < _INT64_LIMIT else None, line_no,
             ))
     return ParsedFile(rows_table(rows), problems, lines, blank)
 
@@ -258,7 +256,7 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
 ROW_SCHEMA = pa.schema(
     [(name, pa.dictionary(pa.int32(), pa.large_string()) if name in CATEGORY_COLUMNS else pa.large_string())
      for name in TEXT_COLUMNS]
-    + [("correct", pa.bool_()), ("doc_id", pa.int64()), ("source_line", pa.int32()), ("response_filled", pa.bool_())])
+    + [("correct", pa.bool_()), ("doc_id", pa.int64()), ("source_line", pa.int32())])
 
 
 def _array(values: tuple, arrow_type: pa.DataType) -> pa.Array:
@@ -288,7 +286,6 @@ def rows_frame(table: pa.Table) -> pd.DataFrame:
     frame = table.to_pandas(types_mapper=_pandas_type)
     for name in CATEGORY_COLUMNS:
         frame[name] = frame[name].cat.rename_categories(pd.Index(pd.array(frame[name].cat.categories, dtype="str")))
-    frame["response_filled"] = frame["response_filled"].to_numpy(dtype=bool)
     return frame
 
 
@@ -297,6 +294,6 @@ def empty_rows() -> pa.Table:
     return rows_table([])
 
 
-__all__ = ["CATEGORY_COLUMNS", "PROMOTED_FIELDS", "ROW_FIELDS", "ROW_SCHEMA", "TEXT_COLUMNS", "ParsedFile",
-           "empty_rows", "encode_json", "parse_samples_file", "record_field", "response_from_resps", "rows_frame",
+__all__ = ["CATEGORY_COLUMNS", "PROMOTED_FIELDS", "TEXT", "ROW_FIELDS", "ROW_SCHEMA", "TEXT_COLUMNS", "ParsedFile",
+           "empty_rows", "encode_json", "parse_samples_file", "record_field", "rows_frame",
            "rows_table"]

@@ -57,8 +57,23 @@ def _unparsed_note(metrics: pd.DataFrame, variants: Iterable[str]) -> str:
     return "Unparsed answers, counted wrong: " + ", ".join(parts) + "."
 
 
+HUMAN_LABEL = "Human annotators"
+
+
+def _with_human_row(display: pd.DataFrame, values: pd.DataFrame, human: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The human baseline (postprocess.human.agreement.baseline_row) as the first row, in the Upper bound group."""
+    row = human.iloc[0]
+    shown = {column: MISSING for column in display.columns}
+    shown.update({"Group": "Upper bound", "Model": HUMAN_LABEL, "Acc": _fmt(row["accuracy"]), "F1": _fmt(row["macro_f1"])})
+    if "Time (s)" in display.columns:
+        shown["Time (s)"] = _fmt(row["seconds_per_question"])
+    blank = pd.DataFrame([{c: np.nan for c in values.columns}])
+    return (pd.concat([pd.DataFrame([shown]), display], ignore_index=True),
+            pd.concat([blank, values], ignore_index=True))
+
+
 def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name: str, title: str,
-                with_time: bool, reeval: pd.DataFrame | None = None) -> Table | None:
+                with_time: bool, reeval: pd.DataFrame | None = None, human: pd.DataFrame | None = None) -> Table | None:
     chosen = metrics[metrics["variant"] == variant].set_index("model")
     present = list(chosen.index) + ([] if reeval is None else [m for m in reeval["model"] if m != GT_PROMPT_LABEL])
     if not present:
@@ -93,6 +108,10 @@ def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name:
             display = pd.concat([pd.DataFrame([bound]), display], ignore_index=True)
             values = pd.concat([pd.DataFrame([{c: np.nan for c in values.columns}]), values], ignore_index=True)
         notes.append("LLM-re-Eval: mean over the judges of the judge's answer from the model's description.")
+    if human is not None:
+        display, values = _with_human_row(display, values, human)
+        notes.append(f"{HUMAN_LABEL}: {human['timing_note'].iloc[0]}; accuracy and F1 are means over the "
+                     f"annotators, on {int(human['n'].iloc[0])} items (a skipped item counts as wrong).")
     groups = display["Group"]
     bold = _best_in_open_groups(values, groups, list(values.columns)).reindex(columns=display.columns, fill_value=False)
     notes.append(_unparsed_note(metrics, [variant]))
@@ -188,15 +207,16 @@ def _judge_table(items: pd.DataFrame, scores: pd.DataFrame, models: pd.DataFrame
                  bold=bold, note=note)
 
 
-def cait_tables(numbers: CaitNumbers) -> list[Table]:
+def cait_tables(numbers: CaitNumbers, human: pd.DataFrame | None = None) -> list[Table]:
     """The CAIT tables in the paper's layout, for the modes and inputs present: Table 3 (instant, with
-    the re-evaluation mean when re-evaluation items were given), Table 5 (CoT), Tables 17/18 (structured,
+    the re-evaluation mean when re-evaluation items were given, and the human baseline as its first row when
+    `human` (postprocess.human.agreement.baseline_row) is given), Table 5 (CoT), Tables 17/18 (structured,
     per model), Table 7 (structured, per group), Tables 16 and 6 (domains), Table 4 (judges), position bias."""
     metrics, models = numbers.metrics, numbers.models
     reeval_mean_frame = None if numbers.reeval_scores is None else reeval_mean(numbers.reeval_scores)
     tables = [
         _mode_table(metrics, models, "direct", "cait_table03_main", "CAIT: instant answers (paper Table 3)",
-                    with_time=True, reeval=reeval_mean_frame),
+                    with_time=True, reeval=reeval_mean_frame, human=human),
         _mode_table(metrics, models, "cot", "cait_table05_cot", "CAIT: chain-of-thought prompt (paper Table 5)",
                     with_time=True),
         _mode_table(metrics, models, "structured", "cait_table17_structured",

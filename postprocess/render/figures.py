@@ -32,8 +32,7 @@ def figure_subtasks(replication: pd.DataFrame, subtask_accuracy: pd.DataFrame,
         known = set(subtask_accuracy[GROUP_KEY].drop_duplicates().itertuples(index=False, name=None))
         unknown = [key for key in chosen if tuple(key) not in known]
         if unknown:
-            raise UnknownSubtask(f"--figure-subtask {', '.join('/'.join(k) for k in unknown)}: not in the table's "
-                                 f"subtasks; valid: {', '.join('/'.join(k) for k in sorted(known))}")
+            raise UnknownSubtask("; ".join(_unknown_subtask_message(tuple(key), known) for key in unknown))
         figure1 = pd.DataFrame(chosen, columns=GROUP_KEY, dtype=object)
     else:
         figure1 = replication.head(FIGURE1_PANELS)[GROUP_KEY]
@@ -41,6 +40,21 @@ def figure_subtasks(replication: pd.DataFrame, subtask_accuracy: pd.DataFrame,
     pool = replicated if len(replicated) else replication
     figure2 = pool.sort_values(["cases", "n_families", "max_net"], ascending=False, kind="stable")
     return figure1.reset_index(drop=True), figure2.head(FIGURE2_SUBTASKS).reset_index(drop=True)
+
+
+def _unknown_subtask_message(key: tuple[str, str, str], known: set[tuple[str, str, str]]) -> str:
+    """Why BENCHMARK/SPLIT/SUBTASK names no subtask, and the valid names: that split's subtasks when the split
+    exists (a paper-scale log has hundreds of subtasks in all), else the benchmark splits."""
+    from difflib import get_close_matches
+
+    name = "/".join(key)
+    in_split = sorted(subtask for benchmark, split, subtask in known if (benchmark, split) == key[:2])
+    if in_split:
+        close = get_close_matches(key[2], in_split, n=1)
+        hint = f" (did you mean {'/'.join((*key[:2], close[0]))}?)" if close else ""
+        return f"--figure-subtask {name}: not a subtask of {key[0]} {key[1]}{hint}; its subtasks: {', '.join(in_split)}"
+    splits = sorted({f"{benchmark}/{split}" for benchmark, split, _ in known})
+    return f"--figure-subtask {name}: no benchmark split {key[0]}/{key[1]} in the logs; they hold: {', '.join(splits)}"
 
 
 def family_colors(families: list[str]) -> dict[str, str]:
@@ -66,7 +80,12 @@ def scaling_curves(
     n_panels = max(len(subtasks), 1)
     n_cols = min(4, n_panels)
     n_rows = math.ceil(n_panels / n_cols)
-    figure = Figure(figsize=(3.6 * n_cols, 3.1 * n_rows + 0.5), layout="constrained")
+    width, height = 3.6 * n_cols, 3.1 * n_rows + 0.9
+    figure = Figure(figsize=(width, height))
+    # fixed margins in inches (matplotlib's constrained layout costs more than drawing the figure):
+    # y label, title, legend plus x label
+    figure.subplots_adjust(left=0.65 / width, right=1 - 0.15 / width, top=1 - 0.55 / height, bottom=1.0 / height,
+                           wspace=0.42, hspace=0.62)
     axes = figure.subplots(n_rows, n_cols, squeeze=False).ravel()
     for ax, (_, subtask) in zip(axes, subtasks.iterrows()):
         panel = curves.merge(subtask[GROUP_KEY].to_frame().T, on=GROUP_KEY)
@@ -102,8 +121,9 @@ def scaling_curves(
         axes[0].scatter([], [], color="black", marker="o", s=28),
         axes[0].scatter([], [], facecolors="white", edgecolors="black", marker="D", s=34),
     ]
-    figure.legend(handles, [*families, "dense", "MoE"], loc="outside lower center", ncols=len(families) + 2, fontsize=8)
-    figure.suptitle("Scaling curves of cross-family inverse-scaling subtasks", fontsize=11)
+    figure.legend(handles, [*families, "dense", "MoE"], loc="lower center", ncols=len(families) + 2, fontsize=8,
+                  bbox_to_anchor=(0.5, 0.01))
+    figure.suptitle("Scaling curves of cross-family inverse-scaling subtasks", fontsize=11, y=1 - 0.12 / height)
     figure.savefig(path, dpi=DPI)
     return path
 
@@ -115,7 +135,12 @@ def cross_family_bars(
     and the strongest Net; right column: total cases and number of families."""
     colors = family_colors(families)
     n_rows = max(len(subtasks), 1)
-    figure = Figure(figsize=(9.5, 0.62 * n_rows + 1.4), layout="constrained")
+    labels = [_panel_title(s, multi_split) for _, s in subtasks.iterrows()]
+    label_inches = 0.35 + 0.075 * max(map(len, labels), default=0)  # fontsize-8 tick labels; fixed margins as above
+    width, height = 9.5 + label_inches, 0.62 * n_rows + 1.6
+    figure = Figure(figsize=(width, height))
+    figure.subplots_adjust(left=label_inches / width, right=1 - 1.35 / width, top=1 - 0.45 / height,
+                           bottom=1.0 / height)
     ax = figure.subplots()
     bar_height = 0.8 / len(families)
     per_family = cases.groupby([*GROUP_KEY, "family"]).agg(count=("net", "size"), max_net=("net", "max"))
@@ -137,19 +162,14 @@ def cross_family_bars(
             va="center",
             fontsize=8,
         )
-    ax.set_yticks(range(len(subtasks)), [_panel_title(s, multi_split) for _, s in subtasks.iterrows()], fontsize=8)
+    ax.set_yticks(range(len(subtasks)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, widest * 1.35)
     ax.set_xlabel("Pairwise inverse-scaling cases")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(axis="x", alpha=0.3)
-    figure.legend(
-        [Patch(color=colors[f]) for f in families],
-        families,
-        loc="outside lower center",
-        ncols=len(families),
-        fontsize=8,
-    )
-    figure.suptitle("Cross-family inverse scaling", fontsize=11)
+    figure.legend([Patch(color=colors[f]) for f in families], families, loc="lower center", ncols=len(families),
+                  fontsize=8, bbox_to_anchor=(0.5, 0.01))
+    figure.suptitle("Cross-family inverse scaling", fontsize=11, y=1 - 0.1 / height)
     figure.savefig(path, dpi=DPI)
     return path

@@ -49,10 +49,13 @@ def write_outputs(
 ) -> dict[str, Path]:
     """Write every output file under `out_dir`; return the main paths by name. `extra_sections`
     ((heading, tables), e.g. CAIT's) are written with the other tables and added to the report;
-    `figure_subtasks` chooses Figure 1's panels (default: the most replicated subtasks)."""
+    `figure_subtasks` chooses Figure 1's panels (default: the most replicated subtasks). Without any pair
+    of one family to compare (report.has_pairs), only the accuracy tables are written, and no figures."""
     from postprocess.render import figures, report  # matplotlib is only needed when writing
 
-    figure1, figure2 = figures.figure_subtasks(analysis.replication, analysis.subtask_accuracy, figure_subtasks)
+    pairs = report.has_pairs(analysis)
+    if pairs:
+        figure1, figure2 = figures.figure_subtasks(analysis.replication, analysis.subtask_accuracy, figure_subtasks)
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     paths = {"cases": out / "cases.csv", "comparisons": out / "comparisons.parquet", "summary": out / "summary.json"}
@@ -61,17 +64,20 @@ def write_outputs(
     eligible[CASE_COLUMNS].reset_index(drop=True).to_parquet(paths["comparisons"], index=False)
     paths["summary"].write_text(json.dumps(analysis.summary, indent=2, default=_json_default) + "\n", encoding="utf-8")
     tables = inverse_scaling_tables(analysis)
+    if not pairs:  # nothing was compared: the pairwise tables would be empty
+        tables = {name: t for name, t in tables.items() if name.startswith(report.ACCURACY_TABLES)}
     extra_tables = [t for _, section in extra_sections for t in section]
     for table in [*tables.values(), *extra_tables, *report.quality_tables(quality or {})]:
         write_table(table, out / "tables")
     paths["tables"] = out / "tables"
-    multi_split = multi_split_benchmarks(analysis.comparisons)
-    paths["figure1"] = figures.scaling_curves(analysis.subtask_accuracy, analysis.models, figure1,
-                                              out / "figures" / "figure1_scaling_curves.png", multi_split)
-    paths["figure2"] = figures.cross_family_bars(analysis.cases, figure2, analysis.families,
-                                                 out / "figures" / "figure2_cross_family.png", multi_split)
-    paths.update(report.write_report(analysis, tables, out, [paths["figure1"], paths["figure2"]], quality,
-                                     list(extra_sections)))
+    if pairs:
+        multi_split = multi_split_benchmarks(analysis.comparisons)
+        paths["figure1"] = figures.scaling_curves(analysis.subtask_accuracy, analysis.models, figure1,
+                                                  out / "figures" / "figure1_scaling_curves.png", multi_split)
+        paths["figure2"] = figures.cross_family_bars(analysis.cases, figure2, analysis.families,
+                                                     out / "figures" / "figure2_cross_family.png", multi_split)
+    figure_paths = [paths[name] for name in ("figure1", "figure2") if name in paths]
+    paths.update(report.write_report(analysis, tables, out, figure_paths, quality, list(extra_sections)))
     return paths
 
 

@@ -1,8 +1,10 @@
 """`report.md` and a self-contained `report.html` (figures embedded as base64 PNG).
 
-Both are rendered from one list of blocks, top-down: headline numbers, tables by theme, extra
-sections (CAIT), figures, then the data-quality frames that ingestion supplies (`quality`: title ->
-DataFrame).
+Both are rendered from one list of blocks, top-down: what the logs hold and the headline numbers, a
+glossary of the terms they use, tables by theme, extra sections (CAIT), figures, then the data-quality
+frames that ingestion supplies (`quality`: title -> DataFrame). Every headline sentence states one number
+at one threshold, the threshold named in it. Logs without two models of one family that answered common
+questions (one model, say) get the accuracy tables and a sentence saying there is nothing to compare.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from postprocess.render.tables import Table, markdown_escape, to_html, to_markdo
 if TYPE_CHECKING:
     from postprocess.inverse_scaling.analysis import Analysis
 
+TITLE = "Inverse scaling analysis report"
 # Theme -> table names (prefixes), in reading order. Long tables are folded in HTML and linked in Markdown.
 SECTIONS: list[tuple[str, list[str]]] = [
     ("Prevalence", ["table02_cases_by_family", "table04_dense_only", "adjacent_cases_by_family"]),
@@ -40,11 +43,22 @@ SECTIONS: list[tuple[str, list[str]]] = [
             "curve_shapes",
         ],
     ),
-    ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "table43_option_order"]),
+    ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "appendixL_cot_accuracy_change",
+                  "appendixL_cot_accuracy_by_model", "table43_option_order"]),
     ("Aggregate accuracy", ["appendixB_accuracy_"]),
     ("All cases and subtask accuracy", ["appendixC_all_cases", "appendixB_subtask_accuracy_"]),
 ]
+ACCURACY_TABLES = ("appendixB_accuracy_", "appendixB_subtask_accuracy_")  # all a report without pairs shows
 LONG_TABLE_ROWS = 40
+# Table 42's rows in the headline, in its order: (restriction, how the headline names the pairs kept)
+HEADLINE_RESTRICTIONS = [
+    ("dense_only", "dense models only (no MoE)"),
+    ("twofold_total", "the larger model has at least twice the total parameters"),
+    ("twofold_active", "the larger model has at least twice the active parameters"),
+    ("adjacent", "adjacent sizes only"),
+    ("same_encoder_tier", "both models in the same vision-encoder tier"),
+    ("extreme", "smallest vs. largest model of a family of three or more"),
+]
 
 CSS = """
 body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1100px; margin: 2em auto;
@@ -61,15 +75,23 @@ figcaption { font-weight: 600; margin-bottom: .3em; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 .note { color: #555; font-size: 12px; }
 ul.headline li { margin: .15em 0; }
+dl.glossary { display: grid; grid-template-columns: max-content auto; gap: .2em 1em; font-size: 14px; }
+dl.glossary dt { font-weight: 600; }
+dl.glossary dd { margin: 0; }
 details summary { cursor: pointer; font-weight: 600; margin: .5em 0; }
 """
 
 
 @dataclass
 class Block:
-    kind: str  # "heading", "text", "bullets", "table", "figure"
+    kind: str  # "heading", "text", "bullets", "definitions", "table", "figure"
     content: object
     folded: bool = False
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 case', '3 cases', '1,204 comparisons'."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _percent(value: float | None) -> str:
@@ -77,54 +99,110 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}%"
 
 
-def _headline(summary: dict) -> list[str]:
-    parameters = summary["parameters"]
+def glossary(analysis: Analysis) -> list[tuple[str, str]]:
+    """The terms of the headline and the tables, at this analysis's thresholds."""
+    params = analysis.parameters
+    return [
+        ("Comparison", "a smaller and a larger model of the same family on one subtask of one benchmark split, over "
+                       "the n questions both answered that have a known right answer."),
+        ("FlipInv", "questions the smaller model got right and the larger got wrong."),
+        ("FlipNorm", "questions the larger model got right and the smaller got wrong."),
+        ("Net", "FlipInv − FlipNorm: how many more of the shared questions the smaller model wins."),
+        ("Eligible", f"a comparison with n ≥ {params.min_n}; only eligible comparisons are counted."),
+        ("Case", f"an eligible comparison with Net ≥ {params.min_net}: an inverse-scaling case."),
+        ("Larger ahead", f"an eligible comparison with Net ≤ −{params.min_net}, the mirror image of a case."),
+        ("p (McNemar)", "one-sided exact McNemar test: the chance of at least FlipInv of the FlipInv + FlipNorm "
+                        "disagreements going to the smaller model if both models were equally good."),
+        ("BH", f"Benjamini–Hochberg correction for testing many comparisons at once, at false discovery rate "
+               f"{params.fdr:g}: “over the cases” corrects among the cases, “over all eligible comparisons” among "
+               "every eligible comparison (stricter)."),
+        ("Replicated", "a subtask with cases in three or more families."),
+        ("Dense / MoE", "a mixture-of-experts (MoE) model uses only some of its parameters per token: its active "
+                        "parameters; total parameters count them all."),
+        ("Non-monotonic", "a family's accuracy on a subtask that rises and falls with size."),
+    ]
+
+
+def _headline(analysis: Analysis) -> list[str]:
+    summary, params = analysis.summary, analysis.parameters
+    eligible = summary["eligible_comparisons"]
+    cases = summary["cases"]
+    compared = analysis.comparisons[analysis.comparisons["eligible"]]
+    subtasks = len(compared[["benchmark", "split", "subtask"]].drop_duplicates())
     lines = [
-        f"{summary['models']} models in {len(summary['families'])} families, {summary['questions']:,} questions, "
-        f"{summary['rows']:,} per-question rows (variants: {markdown_escape(', '.join(summary['variants']))}); "
-        f"analysis variant `{parameters['variant']}`, n ≥ {parameters['min_n']}, Net ≥ {parameters['min_net']}.",
-        f"**{summary['cases']}** pairwise inverse-scaling cases out of {summary['eligible_comparisons']:,} eligible "
-        f"comparisons ({_percent(summary['case_rate_percent'])}), spanning {summary['subtask_dataset_pairs']} "
-        f"subtask–dataset pairs and {summary['family_subtask_pairs']} family–subtask pairs.",
-        f"Significance (one-sided exact McNemar): {summary['significant_uncorrected']} cases with "
-        f"p < {parameters['alpha']:g}; after Benjamini–Hochberg at FDR {parameters['fdr']:g}: "
-        f"{summary['significant_bh_cases']} over the cases, {summary['significant_bh_all']} over all eligible "
+        f"**{cases}** pairwise inverse-scaling {'case' if cases == 1 else 'cases'}: eligible comparisons "
+        f"(n ≥ {params.min_n}) in which the smaller model wins by Net ≥ {params.min_net}; "
+        f"that is {_percent(summary['case_rate_percent'])} of {count(eligible, 'eligible comparison')}.",
+        f"The cases fall on {summary['subtask_dataset_pairs']} of the {subtasks:,} subtasks compared, in "
+        f"{count(summary['family_subtask_pairs'], 'family–subtask pair')}.",
+        f"{count(summary['significant_uncorrected'], 'case has', 'cases have')} p < {params.alpha:g} "
+        "(one-sided exact McNemar, not corrected for testing many comparisons).",
+        f"{count(summary['significant_bh_cases'], 'case stays', 'cases stay')} significant after BH at FDR "
+        f"{params.fdr:g} over the {count(cases, 'case')}.",
+        f"{count(summary['significant_bh_all'], 'case stays', 'cases stay')} significant after BH at FDR "
+        f"{params.fdr:g} over all {count(eligible, 'eligible comparison')}.",
+        f"Replicated: {count(len(summary['replicated_subtasks']), 'subtask has', 'subtasks have')} cases in three "
+        "or more families.",
+        f"{count(summary['two_family_subtasks'], 'subtask has', 'subtasks have')} cases in exactly two families.",
+    ]
+    lines += [
+        f"The larger model is ahead (Net < 0) in {_percent(summary['larger_ahead_share_percent'])} of eligible "
         "comparisons.",
-        f"Cross-family replication: {len(summary['replicated_subtasks'])} subtask–dataset pairs with cases in ≥3 "
-        f"families, {summary['two_family_subtasks']} in exactly two.",
-        f"Dense-only: {summary['dense_only_cases']} cases ({summary['dense_only_replicated']} replicated); "
-        f"twofold total parameters: {summary['twofold_total_cases']}; twofold active parameters: "
-        f"{summary['twofold_active_cases']}; adjacent sizes: {summary['adjacent_cases']}; same encoder tier: "
-        f"{summary['same_encoder_tier_cases']} ({summary['same_encoder_tier_replicated']} replicated).",
-        f"The larger model is ahead in {_percent(summary['larger_ahead_share_percent'])} of eligible comparisons and by "
-        f"Net ≤ −{parameters['min_net']} in {summary['larger_ahead_by_min_net']:,} "
-        f"({summary['larger_ahead_significant_bh']:,} BH-significant under the mirrored test).",
-        f"{summary['nonmonotonic_family_subtasks']} of {summary['family_subtask_pairs']} family–subtask pairs with "
-        f"cases ({_percent(summary['nonmonotonic_share_percent'])}) have non-monotonic accuracy curves; smallest vs. "
-        f"largest model: {summary['smallest_vs_largest_cases']} cases in {summary['smallest_vs_largest_comparisons']} "
-        "comparisons (families with more than two models).",
+        f"The larger model is ahead by Net ≤ −{params.min_net} in "
+        f"{count(summary['larger_ahead_by_min_net'], 'eligible comparison')}; "
+        f"{summary['larger_ahead_significant_bh']:,} of them stay significant after BH at FDR {params.fdr:g} "
+        "over all eligible comparisons (the mirrored test).",
+        f"{summary['nonmonotonic_family_subtasks']} of the {count(summary['family_subtask_pairs'], 'family–subtask pair')}"
+        f" with cases ({_percent(summary['nonmonotonic_share_percent'])}) "
+        f"{'has' if summary['nonmonotonic_family_subtasks'] == 1 else 'have'} non-monotonic accuracy.",
     ]
     if "cot" in summary:
         cot = summary["cot"]
-        lines.append(
-            f"Chain-of-thought control ({cot['cases_covered']} cases): {cot['persist']} persist, {cot['dissolve']} "
-            f"dissolve, {cot['reverse']} reverse; median Net {cot['median_net_direct']:+g} → "
-            f"{cot['median_net_cot']:+g}; "
-            f"the larger model recovers {_percent(cot['recovery_percent'])} of the questions it lost."
-        )
+        lines += [
+            f"Chain-of-thought control over {count(cot['cases_covered'], 'case')} rerun with CoT: "
+            f"{cot['persist']} persist (Net ≥ {params.min_net}), {cot['reverse']} reverse (Net ≤ −{params.min_net}), "
+            f"{cot['dissolve']} dissolve (in between).",
+            f"Under CoT the median Net of those cases goes from {cot['median_net_direct']:+g} to "
+            f"{cot['median_net_cot']:+g}.",
+            f"Under CoT the larger model answers {_percent(cot['recovery_percent'])} of the questions it lost under "
+            "the direct prompt.",
+        ]
     if "option_order" in summary:
         order = summary["option_order"]
         lines.append(
-            f"Option order ({', '.join(order['variants'])}): {order['runs_with_positive_net']} of {order['runs']} "
-            f"reordered runs over {order['cases_covered']} cases keep a positive Net."
+            f"Option order ({', '.join(order['variants'])}): {order['runs_with_positive_net']} of "
+            f"{count(order['runs'], 'reordered run')} over {count(order['cases_covered'], 'case')} keep Net > 0."
         )
     return lines
+
+
+def _restriction_lines(analysis: Analysis) -> list[str]:
+    """Table 42's rows as sentences: the cases that remain when only some pairs count."""
+    restrictions = analysis.restrictions.set_index("restriction")
+    return [f"{pairs[0].upper()}{pairs[1:]}: {count(int(restrictions.at[name, 'cases']), 'case')} in "
+            f"{count(int(restrictions.at[name, 'comparisons']), 'eligible comparison')}."
+            for name, pairs in HEADLINE_RESTRICTIONS]
+
+
+def _scope(analysis: Analysis) -> str:
+    summary, params = analysis.summary, analysis.parameters
+    return (f"{count(summary['models'], 'model')} in {count(len(summary['families']), 'family', 'families')} answered "
+            f"{summary['questions']:,} questions ({summary['rows']:,} per-question rows; variants in the logs: "
+            f"{markdown_escape(', '.join(summary['variants']))}). The analysis reads the `{params.variant}` variant.")
+
+
+def _nothing_to_compare(analysis: Analysis) -> str:
+    members = analysis.models.groupby("family", sort=False)["model"].apply(list)
+    held = "; ".join(f"{family}: {', '.join(models)}" for family, models in members.items())
+    return ("Nothing to compare pairwise: inverse scaling compares a smaller and a larger model of one family on the "
+            f"questions both answered with a known right answer, and these logs hold no such pair ({held}). The "
+            "tables below give each model's accuracy.")
 
 
 def _replicated_bullets(summary: dict, multi_split: set[str]) -> list[str]:
     return [
         f"{markdown_escape(dataset_label(r['benchmark'], r['split'], multi_split))} / {markdown_escape(r['subtask'])}: "
-        f"{len(r['families'])} families ({markdown_escape(', '.join(r['families']))}), {r['cases']} cases, "
+        f"{len(r['families'])} families ({markdown_escape(', '.join(r['families']))}), {count(r['cases'], 'case')}, "
         f"max Net {r['max_net']}"
         for r in summary["replicated_subtasks"]
     ]
@@ -134,25 +212,43 @@ def _tables_for(prefix: str, tables: dict[str, Table]) -> list[Table]:
     return [t for name, t in tables.items() if name == prefix or (prefix.endswith("_") and name.startswith(prefix))]
 
 
+def has_pairs(analysis: Analysis) -> bool:
+    """Whether any two models of one family answered a common question: else only accuracy is reported."""
+    return not analysis.comparisons.empty
+
+
+def _analysis_blocks(analysis: Analysis, tables: dict[str, Table]) -> list[Block]:
+    blocks = [Block("text", _scope(analysis))]
+    if not has_pairs(analysis):
+        blocks.append(Block("text", _nothing_to_compare(analysis)))
+        sections = [("Accuracy", list(ACCURACY_TABLES))]
+    else:
+        blocks += [Block("heading", "Headline numbers"), Block("bullets", _headline(analysis)),
+                   Block("text", "Cases when only some pairs count (Table 42):"),
+                   Block("bullets", _restriction_lines(analysis))]
+        replicated = _replicated_bullets(analysis.summary, multi_split_benchmarks(analysis.comparisons))
+        if replicated:
+            blocks += [Block("text", "Replicated subtasks (cases in three or more families):"),
+                       Block("bullets", replicated)]
+        blocks += [Block("heading", "Terms used"), Block("definitions", glossary(analysis))]
+        sections = SECTIONS
+    for heading, names in sections:
+        section = [t for name in names for t in _tables_for(name, tables)]
+        if section:
+            blocks.append(Block("heading", heading))
+            blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in section]
+    return blocks
+
+
 def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: list[Path],
                  quality: dict[str, pd.DataFrame] | None, extra_sections: list[tuple[str, list[Table]]] = ()
                  ) -> list[Block]:
     """The report top-down; `analysis` is None for logs that hold only CAIT runs (extra sections only)."""
-    blocks = []
-    if analysis is not None:
-        blocks += [Block("heading", "Headline numbers"), Block("bullets", _headline(analysis.summary))]
-        replicated = _replicated_bullets(analysis.summary, multi_split_benchmarks(analysis.comparisons))
-        if replicated:
-            blocks += [Block("text", "Replicated subtasks (≥3 families):"), Block("bullets", replicated)]
-        for heading, names in SECTIONS:
-            section = [t for name in names for t in _tables_for(name, tables)]
-            if section:
-                blocks.append(Block("heading", heading))
-                blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in section]
-    for heading, tables in extra_sections:
-        if tables:
+    blocks = [] if analysis is None else _analysis_blocks(analysis, tables)
+    for heading, section in extra_sections:
+        if section:
             blocks.append(Block("heading", heading))
-            blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in tables]
+            blocks += [Block("table", t, folded=len(t.frame) > LONG_TABLE_ROWS) for t in section]
     if figures:
         blocks.append(Block("heading", "Figures"))
         captions = [
@@ -183,7 +279,7 @@ def quality_tables(quality: dict[str, pd.DataFrame]) -> list[Table]:
 
 
 def render_markdown(blocks: list[Block], out_dir: Path) -> str:
-    parts = ["# Inverse scaling analysis report\n"]
+    parts = [f"# {TITLE}\n"]
     for block in blocks:
         if block.kind == "heading":
             parts.append(f"## {block.content}\n")
@@ -191,6 +287,8 @@ def render_markdown(blocks: list[Block], out_dir: Path) -> str:
             parts.append(f"{block.content}\n")
         elif block.kind == "bullets":
             parts.append("\n".join(f"- {line}" for line in block.content) + "\n")
+        elif block.kind == "definitions":
+            parts.append("\n".join(f"- **{term}**: {meaning}" for term, meaning in block.content) + "\n")
         elif block.kind == "table" and block.folded:
             table = block.content
             parts.append(f"**{markdown_escape(table.title)}** ({len(table.frame)} rows): see `tables/{table.name}.md`.\n")
@@ -236,6 +334,10 @@ def render_html(blocks: list[Block]) -> str:
         elif block.kind == "bullets":
             items = "".join(f"<li>{_inline_markdown(line)}</li>" for line in block.content)
             parts.append(f'<ul class="headline">{items}</ul>')
+        elif block.kind == "definitions":
+            items = "".join(f"<dt>{html.escape(term)}</dt><dd>{html.escape(meaning)}</dd>"
+                            for term, meaning in block.content)
+            parts.append(f'<dl class="glossary">{items}</dl>')
         elif block.kind == "table":
             table = block.content
             rendered = to_html(table)
@@ -253,8 +355,8 @@ def render_html(blocks: list[Block]) -> str:
     body = "\n".join(parts)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<title>Inverse scaling analysis report</title>"
-        f"<style>{CSS}</style></head><body><h1>Inverse scaling analysis report</h1>\n{body}\n</body></html>\n"
+        f'<link rel="icon" href="data:,"><title>{TITLE}</title>'
+        f"<style>{CSS}</style></head><body><h1>{TITLE}</h1>\n{body}\n</body></html>\n"
     )
 
 
