@@ -8,7 +8,8 @@
    Molmo 2 (three sizes), registered in OUT/demo_models.yaml as the families "Tiny Qwen3-VL" and
    "Tiny Molmo 2" with their real parameter counts (total and, for the MoE, active);
 3. runs the real lmms-eval CLI per model: the nine base tasks, their reversed-option variant, and the
-   CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap);
+   CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap); two
+   models at a time on a machine with two or more cores (--jobs), each with its share of the CPU threads;
 4. runs `postprocess report` over the logs and prints where the report is.
 
 With --cait-build it instead builds a CAIT folder of 4 scenes through the construction pipeline
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 import shutil
 import subprocess
 import sys
@@ -118,30 +120,40 @@ def _follow(log: Path, bar, stop: threading.Event) -> None:
             bar.update(done - bar.n)
 
 
-def run_with_progress(key: str, command: list[str], logs: Path, expected: list[str]):
-    """run_lmms_eval with a progress bar of the model's answers in a terminal; elsewhere one line when it starts
-    (the run's own output goes to its log)."""
+def run_with_progress(key: str, command: list[str], logs: Path, expected: list[str], position: int = 0,
+                      threads: int | None = None):
+    """run_lmms_eval with a progress bar of the model's answers in a terminal (at `position` when several
+    run at once); elsewhere one line when it starts (the run's own output goes to its log). `threads`: the
+    CPU threads its torch may use."""
     log = logs / "lmms_eval.log"
     interactive = sys.stderr.isatty()
     if not interactive:
         print(f"[demo] {key}: running {len(expected)} tasks (log: {log})", flush=True)
+    env = {"OMP_NUM_THREADS": str(threads)} if threads else None
     with tqdm(desc=f"[demo] {key}", unit="answer", total=None, disable=not interactive, leave=False,
-              postfix="loading the model and the tasks") as bar:
+              position=position, postfix="loading the model and the tasks") as bar:
         stop = threading.Event()
         follower = threading.Thread(target=_follow, args=(log, bar, stop), daemon=True)
         follower.start()
         try:
-            return run_lmms_eval(command, logs, expected, log)
+            return run_lmms_eval(command, logs, expected, log, env=env)
         finally:
             stop.set()
             follower.join()
 
 
-def run_demo(out: Path) -> Path:
+def default_jobs() -> int:
+    """Model runs at a time: two where there are two cores or more (much of a run is one-threaded start-up:
+    imports and lmms-eval's task index)."""
+    return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def run_demo(out: Path, jobs: int = 1) -> Path:
     out = out.resolve()
     tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures", scale=FIXTURE_SCALE))
     models, registry = build_models(out)
     expected = [t for t in DEMO_TASKS if t in TASKS]
+    todo = []
     for key, wrapper, path in models:
         logs = out / "logs" / key
         results, samples = find_outputs(logs, expected)
@@ -150,8 +162,25 @@ def run_demo(out: Path) -> Path:
             continue
         command = lmms_eval_command(wrapper, f"pretrained={path},device_map=cpu", DEMO_TASKS, logs,
                                     include_path=tasks_dir, gen_kwargs=DEMO_GEN_KWARGS, device="cpu", batch_size=BATCH_SIZE)
-        run = run_with_progress(key, command, logs, expected)
-        print(f"[demo] {key}: {len(expected)} tasks in {run.seconds:.0f} s -> {run.results.parent}")
+        todo.append((key, command, logs))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    threads = max(1, cores // jobs) if jobs > 1 else None
+    free = list(range(jobs))  # progress-bar rows
+    lock = threading.Lock()
+
+    def run(key: str, command: list[str], logs: Path) -> None:
+        with lock:
+            position = free.pop(0)
+        try:
+            result = run_with_progress(key, command, logs, expected, position, threads)
+        finally:
+            with lock:
+                free.append(position)
+        print(f"[demo] {key}: {len(expected)} tasks in {result.seconds:.0f} s -> {result.results.parent}", flush=True)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for future in [pool.submit(run, *item) for item in todo]:
+            future.result()  # a failed run stops the demo with its reason
     report = out / "report"
     subprocess.run([sys.executable, "-m", "postprocess", "report", "--logs", str(out / "logs"), "--out", str(report),
                     "--extra-models", str(registry), "--cache-dir", str(out / "cache"), *REPORT_OPTIONS],
@@ -193,6 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
+    parser.add_argument("--jobs", type=int, default=default_jobs(),
+                        help="model runs at a time (default: 2 on a machine with two or more cores, else 1)")
     parser.add_argument("--cait-build", action="store_true",
                         help="build 4 CAIT scenes through cait-build offline and run the CAIT tasks on them")
     args = parser.parse_args(argv)
@@ -205,7 +236,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  CAIT folder:    {args.out.resolve() / 'cait_build' / 'cait'}")
         print(f"  lmms-eval logs: {logs}")
         return
-    report = run_demo(args.out)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    report = run_demo(args.out, args.jobs)
     print(f"\n[demo] done in {time.time() - started:.0f} s")
     print(f"  lmms-eval logs: {args.out.resolve() / 'logs'}")
     print(f"  report:         {report / 'report.html'} (and report.md, tables/, figures/)")
