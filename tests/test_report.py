@@ -261,3 +261,24 @@ def test_progress_bars_follow_the_terminal_unless_asked(monkeypatch):
         assert show_progress(build_parser().parse_args(arguments)) is is_terminal
         assert show_progress(build_parser().parse_args([*arguments, "--no-progress"])) is False
         assert show_progress(build_parser().parse_args([*arguments, "--progress"])) is True
+
+
+def test_figures_are_drawn_again_only_when_what_they_show_changes(tmp_path, monkeypatch):
+    from postprocess.render import figures
+
+    analysis = run_analysis(constructed_table(with_controls=True), models_frame())
+    cache = tmp_path / "figure_cache"
+    first = write_outputs(analysis, tmp_path / "first", quality=None, figure_cache=cache)
+    assert len(list(cache.iterdir())) == 2
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("drew a figure the cache holds")
+
+    monkeypatch.setattr(figures, "_draw_scaling_curves", no_drawing)
+    monkeypatch.setattr(figures, "_draw_cross_family_bars", no_drawing)
+    again = write_outputs(analysis, tmp_path / "again", quality=None, figure_cache=cache)
+    for name in ("figure1", "figure2"):
+        assert again[name].read_bytes() == first[name].read_bytes()
+    stricter = run_analysis(constructed_table(with_controls=True), models_frame(), min_net=8)  # other cases
+    with pytest.raises(AssertionError, match="drew a figure"):
+        write_outputs(stricter, tmp_path / "stricter", quality=None, figure_cache=cache)

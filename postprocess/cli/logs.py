@@ -43,7 +43,7 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
                              "(newest)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with an error when any run, file or line is skipped (duplicates included)")
-    parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table here")
+    parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table (and the drawn figures) here")
     parser.add_argument("--refresh", action="store_true", help="with --cache-dir: ingest again and replace the entry")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bars on long steps (default: when stderr is a terminal)")

@@ -258,7 +258,8 @@ def run_report(args: argparse.Namespace) -> int:
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings),
-                      extra_sections=sections, figure_subtasks=args.figure_subtask or None)
+                      extra_sections=sections, figure_subtasks=args.figure_subtask or None,
+                      figure_cache=args.cache_dir / "figures" if args.cache_dir else None)
     _say_kept(folder)
     if len(settings):
         pairs = settings[["family", "small", "large"]].drop_duplicates()

@@ -1,14 +1,21 @@
-"""Figures 1 and 2 of the paper as PNG (matplotlib's object API, no pyplot global state)."""
+"""Figures 1 and 2 of the paper as PNG (matplotlib's object API, no pyplot global state).
+
+With a figure cache (the report's --cache-dir), a figure is drawn only when what it shows changed: it is
+stored under the SHA-256 of the data it plots, its layout parameters, this module's source and
+matplotlib's version, and copied from there otherwise (drawing and importing matplotlib are most of a
+warm report's time). matplotlib is imported only to draw.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import math
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.ticker import EngFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from postprocess.inverse_scaling.compare import GROUP_KEY
 from postprocess.inverse_scaling.parameters import REPLICATION_FAMILIES
@@ -65,18 +72,52 @@ def _panel_title(row: pd.Series, multi_split: set[str]) -> str:
     return f"{dataset_label(row['benchmark'], row['split'], multi_split)}: {row['subtask']}"
 
 
+def _drawn(path: Path, cache: Path | None, inputs: list, draw: Callable[[Path], None]) -> Path:
+    """`draw(path)`, or the cached figure of the same `inputs` (frames and values) copied to `path`."""
+    if cache is None:
+        draw(path)
+        return path
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(importlib.metadata.version("matplotlib").encode())
+    for value in inputs:
+        digest.update((value.to_csv(index=False) if isinstance(value, pd.DataFrame) else repr(value)).encode())
+    cached = cache / f"{path.stem}-{digest.hexdigest()[:24]}.png"
+    if not cached.is_file():
+        draw(path)
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, cached)
+        except OSError:  # an unwritable cache costs a redraw next time, nothing more
+            pass
+        return path
+    shutil.copyfile(cached, path)
+    return path
+
+
 def scaling_curves(
     subtask_accuracy: pd.DataFrame,
     models: pd.DataFrame,
     subtasks: pd.DataFrame,
     path: Path,
     multi_split: set[str],
+    cache: Path | None = None,
 ) -> Path:
     """Figure 1: accuracy vs. total parameters (log x), one panel per subtask, one line per family;
-    dense models filled circles, MoE models open diamonds."""
-    families = list(dict.fromkeys(models["family"]))
-    colors = family_colors(families)
+    dense models filled circles, MoE models open diamonds. `cache`: the figure cache (module docstring)."""
     curves = subtask_accuracy.merge(models[["model", "family", "total_params", "moe"]], on="model")
+    curves = curves.merge(subtasks[GROUP_KEY], on=GROUP_KEY)
+    families = list(dict.fromkeys(models["family"]))
+    inputs = [curves, subtasks[GROUP_KEY], families, sorted(multi_split)]
+    return _drawn(path, cache, inputs, lambda target: _draw_scaling_curves(curves, families, subtasks, target,
+                                                                           multi_split))
+
+
+def _draw_scaling_curves(curves: pd.DataFrame, families: list[str], subtasks: pd.DataFrame, path: Path,
+                         multi_split: set[str]) -> None:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import EngFormatter, LogLocator, NullFormatter
+
+    colors = family_colors(families)
     n_panels = max(len(subtasks), 1)
     n_cols = min(4, n_panels)
     n_rows = math.ceil(n_panels / n_cols)
@@ -125,14 +166,26 @@ def scaling_curves(
                   bbox_to_anchor=(0.5, 0.01))
     figure.suptitle("Scaling curves of cross-family inverse-scaling subtasks", fontsize=11, y=1 - 0.12 / height)
     figure.savefig(path, dpi=DPI)
-    return path
 
 
 def cross_family_bars(
-    cases: pd.DataFrame, subtasks: pd.DataFrame, families: list[str], path: Path, multi_split: set[str]
+    cases: pd.DataFrame, subtasks: pd.DataFrame, families: list[str], path: Path, multi_split: set[str],
+    cache: Path | None = None,
 ) -> Path:
     """Figure 2: per subtask (rows), one bar per family = number of cases, annotated with the count
-    and the strongest Net; right column: total cases and number of families."""
+    and the strongest Net; right column: total cases and number of families. `cache`: the figure cache."""
+    shown = cases[[*GROUP_KEY, "family", "net"]].merge(subtasks[GROUP_KEY], on=GROUP_KEY)
+    inputs = [shown, subtasks[[*GROUP_KEY, "cases", "n_families"]], families, sorted(multi_split)]
+    return _drawn(path, cache, inputs, lambda target: _draw_cross_family_bars(shown, subtasks, families, target,
+                                                                              multi_split))
+
+
+def _draw_cross_family_bars(cases: pd.DataFrame, subtasks: pd.DataFrame, families: list[str], path: Path,
+                            multi_split: set[str]) -> None:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
+
     colors = family_colors(families)
     n_rows = max(len(subtasks), 1)
     labels = [_panel_title(s, multi_split) for _, s in subtasks.iterrows()]
@@ -172,4 +225,3 @@ def cross_family_bars(
                   fontsize=8, bbox_to_anchor=(0.5, 0.01))
     figure.suptitle("Cross-family inverse scaling", fontsize=11, y=1 - 0.1 / height)
     figure.savefig(path, dpi=DPI)
-    return path

@@ -46,12 +46,14 @@ def write_outputs(
     quality: dict[str, pd.DataFrame] | None,
     extra_sections: list[tuple[str, list[Table]]] = (),
     figure_subtasks: list[tuple[str, str, str]] | None = None,
+    figure_cache: Path | None = None,
 ) -> dict[str, Path]:
     """Write every output file under `out_dir`; return the main paths by name. `extra_sections`
     ((heading, tables), e.g. CAIT's) are written with the other tables and added to the report;
-    `figure_subtasks` chooses Figure 1's panels (default: the most replicated subtasks). Without any pair
+    `figure_subtasks` chooses Figure 1's panels (default: the most replicated subtasks); `figure_cache`
+    keeps drawn figures for a rerun on the same data (render/figures.py). Without any pair
     of one family to compare (report.has_pairs), only the accuracy tables are written, and no figures."""
-    from postprocess.render import figures, report  # matplotlib is only needed when writing
+    from postprocess.render import figures, report
 
     pairs = report.has_pairs(analysis)
     if pairs:
@@ -73,9 +75,11 @@ def write_outputs(
     if pairs:
         multi_split = multi_split_benchmarks(analysis.comparisons)
         paths["figure1"] = figures.scaling_curves(analysis.subtask_accuracy, analysis.models, figure1,
-                                                  out / "figures" / "figure1_scaling_curves.png", multi_split)
+                                                  out / "figures" / "figure1_scaling_curves.png", multi_split,
+                                                  figure_cache)
         paths["figure2"] = figures.cross_family_bars(analysis.cases, figure2, analysis.families,
-                                                     out / "figures" / "figure2_cross_family.png", multi_split)
+                                                     out / "figures" / "figure2_cross_family.png", multi_split,
+                                                     figure_cache)
     figure_paths = [paths[name] for name in ("figure1", "figure2") if name in paths]
     paths.update(report.write_report(analysis, tables, out, figure_paths, quality, list(extra_sections)))
     return paths
