@@ -44,15 +44,14 @@ import base64
 import hashlib
 import io
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
 
-from postprocess.judges.client import NO_KEY, RateLimiter, call_with_retries
+from postprocess.judges.client import RateLimiter, call_with_retries, read_api_key, scrub_key
+from postprocess.judges.config import load_named_entries
 
 from . import prompts
 from .files import BuildError
@@ -148,18 +147,7 @@ def _generator_from_entry(entry: Any, index: int, source: str) -> GeneratorConfi
 
 def load_generators(path: str | Path) -> list[GeneratorConfig]:
     """The generators of a YAML file's `generators` list (schema in the module docstring), validated."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise BuildError(f"{path}: not valid YAML: {error}") from None
-    entries = data.get("generators") if isinstance(data, Mapping) else None
-    if not isinstance(entries, list) or not entries:
-        raise BuildError(f"{path}: expected a mapping with a non-empty list 'generators'")
-    generators = [_generator_from_entry(entry, i, str(path)) for i, entry in enumerate(entries)]
-    names = [g.name for g in generators]
-    if len(set(names)) < len(names):
-        raise BuildError(f"{path}: generator names must be unique, got {names}")
-    return generators
+    return load_named_entries(path, "generators", _generator_from_entry, BuildError)
 
 
 # ---------------------------------------------------------------------------------------------- generating
@@ -192,19 +180,10 @@ class ImageGenerator:
     def __init__(self, config: GeneratorConfig):
         self.config = config
         self._limiter = RateLimiter(config.requests_per_second)
-        self._key = self._read_key()
-
-    def _read_key(self) -> str:
-        if self.config.api_key_env is None:
-            return NO_KEY
-        key = os.environ.get(self.config.api_key_env, "")
-        if not key:
-            raise BuildError(f"generator '{self.config.name}': environment variable {self.config.api_key_env} "
-                             "is not set (it must hold the API key)")
-        return key
+        self._key = read_api_key(f"generator '{config.name}'", config.api_key_env, BuildError)
 
     def scrub(self, text: str) -> str:
-        return text.replace(self._key, "[key]") if self._key != NO_KEY else text
+        return scrub_key(text, self._key)
 
     @property
     def concurrency(self) -> int:

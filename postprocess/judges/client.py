@@ -25,6 +25,22 @@ from postprocess.judges.config import JudgeConfig, JudgeConfigError, JudgeError,
 log = logging.getLogger(__name__)
 
 NO_KEY = "EMPTY"  # sent to servers that need no key (vLLM's convention)
+
+
+def read_api_key(owner: str, env: str | None, error: type[Exception]) -> str:
+    """The API key in the environment variable `env` (NO_KEY when None); `error` names the owner and the
+    variable when it is unset. The key is never stored anywhere else."""
+    if env is None:
+        return NO_KEY
+    key = os.environ.get(env, "")
+    if not key:
+        raise error(f"{owner}: environment variable {env} is not set (it must hold the API key)")
+    return key
+
+
+def scrub_key(text: str, key: str) -> str:
+    """The text with the key blanked out (error messages may echo request headers)."""
+    return text.replace(key, "[key]") if key != NO_KEY else text
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 T = TypeVar("T")
 
@@ -106,7 +122,7 @@ class JudgeClient:
         import openai
 
         self.judge = judge
-        self._key = self._read_key()
+        self._key = read_api_key(f"judge '{judge.name}'", judge.api_key_env, JudgeConfigError)
         self._limiter = RateLimiter(judge.requests_per_second)
         self._errors = (openai.APIError, anthropic.APIError)
         self._connection_errors = (openai.APIConnectionError, anthropic.APIConnectionError)  # timeouts included
@@ -117,18 +133,9 @@ class JudgeClient:
             self._client = anthropic.Anthropic(api_key=self._key, base_url=judge.base_url, max_retries=0,
                                                timeout=judge.timeout_s)
 
-    def _read_key(self) -> str:
-        if self.judge.api_key_env is None:
-            return NO_KEY
-        key = os.environ.get(self.judge.api_key_env, "")
-        if not key:
-            raise JudgeConfigError(f"judge '{self.judge.name}': environment variable {self.judge.api_key_env} "
-                                   "is not set (it must hold the API key)")
-        return key
-
     def scrub(self, text: str) -> str:
         """The text with the key blanked out (error messages may echo request headers)."""
-        return text.replace(self._key, "[key]") if self._key != NO_KEY else text
+        return scrub_key(text, self._key)
 
     def _request(self, request: JudgeRequest) -> tuple[str, str | None]:
         judge = self.judge

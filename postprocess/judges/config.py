@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -147,19 +147,26 @@ def _judge_from_entry(entry: Any, index: int, source: str) -> JudgeConfig:
     return JudgeConfig(**{**values, "params": dict(entry.get("params") or {})})
 
 
-def load_judges(path: str | Path) -> list[JudgeConfig]:
-    """The judges of a YAML file (schema in the module docstring), validated."""
+def load_named_entries(path: str | Path, key: str, from_entry: Callable[[Any, int, str], Any],
+                       error: type[Exception]) -> list:
+    """The entries of a YAML file's non-empty list `key`, each made by from_entry(entry, index, path), their
+    `name`s unique; `error` names the file when any of that fails. Judges and cait-build's generators."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise JudgeConfigError(f"{path}: not valid YAML: {error}") from None
-    entries = data.get("judges") if isinstance(data, Mapping) else None
+    except yaml.YAMLError as problem:
+        raise error(f"{path}: not valid YAML: {problem}") from None
+    entries = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(entries, list) or not entries:
-        raise JudgeConfigError(f"{path}: expected a mapping with a non-empty list 'judges'")
-    judges = [_judge_from_entry(entry, i, str(path)) for i, entry in enumerate(entries)]
-    names = [j.name for j in judges]
+        raise error(f"{path}: expected a mapping with a non-empty list '{key}'")
+    made = [from_entry(entry, i, str(path)) for i, entry in enumerate(entries)]
+    names = [entry.name for entry in made]
     if len(set(names)) < len(names):
-        raise JudgeConfigError(f"{path}: judge names must be unique, got {names}")
-    return judges
+        raise error(f"{path}: names in '{key}' must be unique, got {names}")
+    return made
+
+
+def load_judges(path: str | Path) -> list[JudgeConfig]:
+    """The judges of a YAML file (schema in the module docstring), validated."""
+    return load_named_entries(path, "judges", _judge_from_entry, JudgeConfigError)
 
 
