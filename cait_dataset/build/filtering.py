@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 import pandas as pd
 
 from lmms_eval_tasks.cait import TABLE1_SHARES
-from postprocess.human.label_studio import CONTROL, ImageOutput, TaskSet
-from postprocess.human.task_sets import _largest_remainder
+from postprocess.human.label_studio import ImageOutput, TaskSet, choices_xml
+from postprocess.human.task_sets import largest_remainder
 
 from .files import FILTER, FILTER_TASKS, NO, YES, BuildError, read_csv, write_csv, yes_no
 from .images import current_images
@@ -40,10 +39,7 @@ LABEL_CONFIG = f"""<View>
   <Text name="common" value="$common_text"/>
   <Text name="details" value="$details"/>
   <Header value="Keep the image if it clearly shows the counter-intuitive scene, without ambiguous or distracting elements"/>
-  <Choices name="{CONTROL}" toName="image" choice="single-radio" required="true">
-    <Choice value={quoteattr(KEEP)}/>
-    <Choice value={quoteattr(REJECT)}/>
-  </Choices>
+{choices_xml((KEEP, REJECT))}
 </View>
 """
 
@@ -52,7 +48,7 @@ def quotas(size: int) -> pd.Series:
     """Table 1's shares of `size` scenes per characteristic, whole numbers summing to size."""
     if size < 1:
         raise BuildError(f"the target size must be positive, got {size}")
-    return _largest_remainder(pd.Series(TABLE1_SHARES), size).astype(int)
+    return largest_remainder(pd.Series(TABLE1_SHARES), size).astype(int)
 
 
 def read_filter(work: Path) -> pd.DataFrame:

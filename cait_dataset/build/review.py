@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
 import pandas as pd
 
 from lmms_eval_tasks.cait import CHARACTERISTICS, STYLES
-from postprocess.human.label_studio import CONTROL, TaskSet
+from postprocess.human.label_studio import CONTROL, TaskSet, choices_xml
 
 from .files import NO, REVIEW, REVIEW_TASKS, YES, BuildError, read_csv, write_csv, yes_no
 from .scenes import read_scenes
@@ -42,12 +41,6 @@ CATEGORY_OF = {characteristic: category for category, items in CHARACTERISTICS.i
 DOMAIN_LABELS = {f"{category}: {characteristic}": characteristic for characteristic, category in CATEGORY_OF.items()}
 
 
-def _choices(name: str, labels, to_name: str = "uncommon") -> str:
-    lines = [f'    <Choices name="{name}" toName="{to_name}" choice="single-radio" required="true">']
-    lines += [f"      <Choice value={quoteattr(label)}/>" for label in labels]
-    return "\n".join([*lines, "    </Choices>"])
-
-
 LABEL_CONFIG = f"""<View>
   <Header value="Verb"/>
   <Text name="verb" value="$verb"/>
@@ -56,14 +49,14 @@ LABEL_CONFIG = f"""<View>
   <Header value="Uncommon scene (subject and object swapped): the scene to be pictured"/>
   <Text name="uncommon" value="$uncommon_text"/>
   <Header value="Keep the scene if the inversion still makes logical sense; reject nonsensical ones"/>
-{_choices(CONTROL, (KEEP, REJECT))}
+{choices_xml((KEEP, REJECT), to_name="uncommon", indent="    ")}
   <View visibleWhen="choice-selected" whenTagName="{CONTROL}" whenChoiceValue="{KEEP}">
     <Header value="Subject: does the inverted subject need human-like traits to perform the action?"/>
-{_choices("anthropomorphize", (NORMAL, ANTHROPOMORPHIC))}
+{choices_xml((NORMAL, ANTHROPOMORPHIC), "anthropomorphize", "uncommon", indent="    ")}
     <Header value="Visual style of the image"/>
-{_choices("style", STYLES)}
+{choices_xml(STYLES, "style", "uncommon", indent="    ")}
     <Header value="Domain of the scene (CAIT Table 1)"/>
-{_choices("characteristic", DOMAIN_LABELS)}
+{choices_xml(DOMAIN_LABELS, "characteristic", "uncommon", indent="    ")}
   </View>
 </View>
 """

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import quoteattr
 
 import pandas as pd
 
@@ -46,6 +47,17 @@ CONTROL = "label"  # the name of the choice control in every labelling config of
 IMPORT_BATCH = 100  # tasks per import request: data-URI images make large requests
 ANNOTATION_COLUMNS = ["project", "task_id", "annotation_id", "item_key", "annotator", "annotator_email", "label",
                       "skipped", "lead_time", "created_at"]
+
+
+def choices_xml(labels, name: str = CONTROL, to_name: str = "image", hints: dict[str, str] | None = None,
+                indent: str = "  ") -> str:
+    """A single-choice, required <Choices> control of a labelling config, one <Choice> per label (with its
+    hint when `hints` has one)."""
+    lines = [f'{indent}<Choices name="{name}" toName="{to_name}" choice="single-radio" required="true">']
+    for label in labels:
+        hint = f" hint={quoteattr(hints[label])}" if hints else ""
+        lines.append(f"{indent}  <Choice value={quoteattr(label)}{hint}/>")
+    return "\n".join([*lines, f"{indent}</Choices>"])
 
 
 class LabelStudioError(ValueError):

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from lmms_eval_tasks.prompts import CAIT_QUESTION
-from postprocess.human.label_studio import CONTROL, ImageOutput, LabelStudioError, TaskSet
+from postprocess.human.label_studio import ImageOutput, LabelStudioError, TaskSet, choices_xml
 
 GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH = "Genuine Error", "Bad Annotation or Ambiguous", "Format Mismatch"
 TAXONOMY_LABELS = (GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH)
@@ -95,14 +95,6 @@ class Sample:
 
 
 # ---------------------------------------------------------------------------------------------- configs
-def _choices(labels, hints: dict[str, str] | None = None, to_name: str = "image") -> str:
-    lines = [f'  <Choices name="{CONTROL}" toName="{to_name}" choice="single-radio" required="true">']
-    for label in labels:
-        hint = f" hint={quoteattr(hints[label])}" if hints else ""
-        lines.append(f"    <Choice value={quoteattr(label)}{hint}/>")
-    return "\n".join([*lines, "  </Choices>"])
-
-
 TAXONOMY_CONFIG = f"""<View>
   <Header value="Model A answered correctly and Model B answered incorrectly. Why did Model B fail?"/>
   <Image name="image" valueList="$images"/>
@@ -117,7 +109,7 @@ TAXONOMY_CONFIG = f"""<View>
   <Header value="Model B response (incorrect)"/>
   <Text name="response_b" value="$response_b"/>
   <Header value="Categorize Model B's failure into exactly one category"/>
-{_choices(TAXONOMY_LABELS, TAXONOMY_HINTS, to_name="question")}
+{choices_xml(TAXONOMY_LABELS, to_name="question", hints=TAXONOMY_HINTS)}
 </View>
 """
 
@@ -126,7 +118,7 @@ CAIT_BASELINE_CONFIG = f"""<View>
   <Header value={quoteattr(CAIT_STEM)}/>
   <Text name="option_a" value="$option_a"/>
   <Text name="option_b" value="$option_b"/>
-{_choices(CAIT_ANSWERS)}
+{choices_xml(CAIT_ANSWERS)}
 </View>
 """
 
@@ -139,7 +131,7 @@ CAIT_FAILURE_CONFIG = f"""<View>
   <Header value="The model's response"/>
   <Text name="response" value="$response"/>
   <Header value="Which failure mode does the response show?"/>
-{_choices(FAILURE_MODES, FAILURE_MODE_HINTS)}
+{choices_xml(FAILURE_MODES, hints=FAILURE_MODE_HINTS)}
 </View>
 """
 
@@ -223,7 +215,7 @@ def sample_taxonomy_check(verdicts: pd.DataFrame, n: int = 127, flagged_share: f
     for flag, quota in ((True, flagged_quota), (False, other_quota)):
         pool = questions[questions["flagged"] == flag]
         cells = pool.groupby(list(strata), sort=True)
-        allocation = _largest_remainder(cells.size(), quota)
+        allocation = largest_remainder(cells.size(), quota)
         for cell_key, cell in cells:
             cell_key = cell_key if isinstance(cell_key, tuple) else (cell_key,)
             take = allocation[cell_key if len(strata) > 1 else cell_key[0]]
@@ -237,7 +229,7 @@ def sample_taxonomy_check(verdicts: pd.DataFrame, n: int = 127, flagged_share: f
     return Sample(items[columns], pd.DataFrame(strata_rows, columns=["flagged", *strata, "available", "drawn", "weight"]))
 
 
-def _largest_remainder(sizes: pd.Series, total: int) -> pd.Series:
+def largest_remainder(sizes: pd.Series, total: int) -> pd.Series:
     """`total` spread over cells in proportion to `sizes` (Hamilton's method; ties go to the earlier
     cell). Never more than a cell holds, as total <= sizes.sum()."""
     if sizes.empty:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from postprocess.human.task_sets import _largest_remainder
+from postprocess.human.task_sets import largest_remainder
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import QUESTION_KEY
 from postprocess.inverse_scaling.parameters import TaxonomyParameters
@@ -139,7 +139,7 @@ def sample_flips(flips: pd.DataFrame, params: TaxonomyParameters, families: list
     for family, cells in strata.groupby("family", sort=False):
         capacity = cells.set_index("benchmark")["capacity"]
         total = min(family_cap, int(capacity.sum()))
-        share = equal_allocation(capacity, total) if params.allocation == "equal" else _largest_remainder(capacity, total)
+        share = equal_allocation(capacity, total) if params.allocation == "equal" else largest_remainder(capacity, total)
         for benchmark, take in share.items():
             strata.loc[(strata["family"] == family) & (strata["benchmark"] == benchmark), "drawn"] = int(take)
             cell = candidates[(candidates["family"] == family) & (candidates["benchmark"] == benchmark)]
