@@ -37,19 +37,39 @@ class RunOutput:
     seconds: float
 
 
-def simple_wrapper_forced(model: str) -> bool:
-    """Whether `model` must run through lmms-eval's simple wrapper (--force_simple) with the installed lmms-eval:
-    0.7.0's qwen3_vl chat wrapper fails on every request ('Qwen3_VL' object has no attribute 'fps'; fixed in
-    0.7.1). The simple wrapper answers the same prompts and images, without token counts or timing."""
+# lmms-eval 0.7.0's chat wrappers of these read self.fps, which their simple parent never sets: every request
+# fails ("'Qwen3_VL' object has no attribute 'fps'"; fixed in 0.7.1). Seen in CLI runs on tiny models.
+CHAT_WRAPPERS_BROKEN_IN_0_7_0 = frozenset({"qwen3_vl", "qwen2_5_vl"})
+
+
+def _lmms_eval_0_7_0() -> bool:
     import importlib.metadata
 
-    return model == "qwen3_vl" and importlib.metadata.version("lmms-eval") in ("0.7", "0.7.0")
+    return importlib.metadata.version("lmms-eval") in ("0.7", "0.7.0")
+
+
+def simple_wrapper_forced(model: str) -> bool:
+    """Whether `model` must run through lmms-eval's simple wrapper (--force_simple) with the installed lmms-eval
+    (CHAT_WRAPPERS_BROKEN_IN_0_7_0). The simple wrapper answers the same prompts and images, without token
+    counts or timing."""
+    return model in CHAT_WRAPPERS_BROKEN_IN_0_7_0 and _lmms_eval_0_7_0()
+
+
+def installed_model_args(model: str, model_args: str) -> str:
+    """The --model_args the installed lmms-eval takes. 0.7.0's vllm wrapper has no max_new_tokens argument: it
+    would reach vllm.LLM as an engine argument, which vLLM refuses, so every run would fail at start. It is
+    dropped there, with no change of budget: 0.7.0 gives each request the task's (or --gen_kwargs') budget, which
+    is what the max_new_tokens floor of the registry's vLLM rows leaves in force on >= 0.7.1."""
+    if model != "vllm" or not _lmms_eval_0_7_0():
+        return model_args
+    return ",".join(pair for pair in model_args.split(",") if pair.partition("=")[0].strip() != "max_new_tokens")
 
 
 def lmms_eval_command(model: str, model_args: str, tasks: list[str], output: Path, *, include_path: Path | None = None,
                       limit: int | None = None, gen_kwargs: str | None = None, batch_size: int = 1,
                       device: str | None = None, launcher: list[str] | None = None) -> list[str]:
-    command = [*(launcher or [sys.executable, "-m", "lmms_eval"]), "--model", model, "--model_args", model_args,
+    command = [*(launcher or [sys.executable, "-m", "lmms_eval"]), "--model", model,
+               "--model_args", installed_model_args(model, model_args),
                "--tasks", ",".join(tasks), "--batch_size", str(batch_size), "--log_samples", "--output_path", str(output)]
     if device:
         command += ["--device", device]

@@ -9,9 +9,12 @@ is the checkpoint's own chat template and processor (`python -m launch check-off
 across a family's downloaded sizes).
 """
 
+import importlib.metadata
+
 import pytest
 
 from launch.plan import RunOptions, apply_options, select_models
+from launch.runner import installed_model_args
 from model_configs import load_registry
 
 SIZE_ONLY = ("model", "tensor_parallel_size")  # the checkpoint and where it runs
@@ -54,8 +57,8 @@ def test_every_size_of_a_family_is_sent_the_same_request(instances, monkeypatch)
     registry = load_registry()
     families = {}
     for target in apply_options(select_models(registry, ["all"]), RunOptions()):
-        engine, sent = rendered(target.launch.model_args_for(target.hf_id), target.launch.batch_size, datasets,
-                                requests, monkeypatch)
+        model_args = installed_model_args("vllm", target.launch.model_args_for(target.hf_id))  # what the launcher sends
+        engine, sent = rendered(model_args, target.launch.batch_size, datasets, requests, monkeypatch)
         assert engine["model"] == target.hf_id and engine["tensor_parallel_size"] == target.launch.tensor_parallel_size
         shared = {key: value for key, value in engine.items() if key not in SIZE_ONLY}
         families.setdefault(target.family, []).append((target.key, shared, sent))
@@ -69,9 +72,11 @@ def test_every_size_of_a_family_is_sent_the_same_request(instances, monkeypatch)
 
     # what every size is sent, read from the rendering
     _, engine, sent = families["Qwen3-VL"][0]
-    assert engine == {"data_parallel_size": 1, "gpu_memory_utilization": 0.9, "trust_remote_code": True,
-                      "disable_log_stats": False, "seed": 1, "dtype": "bfloat16", "max_model_len": 32768,
-                      "limit_mm_per_prompt": {"image": 8, "video": 0}}  # no processor setting: its defaults
+    expected = {"gpu_memory_utilization": 0.9, "trust_remote_code": True, "disable_log_stats": False, "seed": 1,
+                "dtype": "bfloat16", "max_model_len": 32768, "limit_mm_per_prompt": {"image": 8, "video": 0}}
+    if importlib.metadata.version("lmms-eval") not in ("0.7", "0.7.0"):  # 0.7.0 passes no data_parallel_size
+        expected["data_parallel_size"] = 1
+    assert engine == expected  # no processor setting: its defaults; never max_new_tokens (not an engine argument)
     for request, (messages, params) in zip(requests, sent, strict=True):
         assert [message["role"] for message in messages] == ["user"]  # no system prompt added
         content = messages[0]["content"]
@@ -90,5 +95,6 @@ def test_a_smaller_generation_budget_reaches_vllm(instances, monkeypatch):
     target = select_models(load_registry(), ["Gemma-3-27B"])[0]
     request = requests[0]
     request.arguments[2]["max_new_tokens"] = 8
-    _, [(_, params)] = rendered(target.launch.model_args_for(target.hf_id), 64, datasets, [request], monkeypatch)
+    model_args = installed_model_args("vllm", target.launch.model_args_for(target.hf_id))
+    _, [(_, params)] = rendered(model_args, 64, datasets, [request], monkeypatch)
     assert params["max_tokens"] == 8

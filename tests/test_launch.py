@@ -23,6 +23,7 @@ import yaml
 
 from launch.__main__ import executable, main
 from launch.plan import PAPER_QUESTIONS, family_protocol_differences, read_manifest
+from launch.runner import lmms_eval_command
 from launch.slurm import REPO_ROOT
 from lmms_eval_tasks.catalog import BASE_TASKS
 from model_configs import BACKENDS, DEFAULT_REGISTRY_PATH, Registry, RegistryError, load_registry
@@ -200,8 +201,23 @@ def test_every_base_task_has_a_question_count():
 # ------------------------------------------------------------------------------------------ plan and slurm
 @pytest.fixture
 def newest_lmms_eval(monkeypatch):
-    """The golden commands are lmms-eval >= 0.7.1's: no --force_simple (launch.runner.simple_wrapper_forced)."""
-    monkeypatch.setattr("launch.runner.simple_wrapper_forced", lambda model: False)
+    """The golden commands are lmms-eval >= 0.7.1's: no --force_simple, vLLM's max_new_tokens floor kept."""
+    monkeypatch.setattr("launch.runner._lmms_eval_0_7_0", lambda: False)
+
+
+def test_on_lmms_eval_0_7_0_the_commands_take_what_its_wrappers_accept(tmp_path, monkeypatch):
+    """0.7.0's vllm wrapper would hand max_new_tokens to vllm.LLM, which refuses it; its qwen3_vl and qwen2_5_vl
+    chat wrappers fail on every request, so their simple wrappers run instead."""
+    model_args = 'model=Qwen/Qwen3-VL-2B-Instruct,max_model_len=32768,max_new_tokens=1,limit_mm_per_prompt={"image":8,"video":0}'
+    for oldest, sent_args in ((False, model_args),
+                              (True, 'model=Qwen/Qwen3-VL-2B-Instruct,max_model_len=32768,limit_mm_per_prompt={"image":8,"video":0}')):
+        monkeypatch.setattr("launch.runner._lmms_eval_0_7_0", lambda oldest=oldest: oldest)
+        command = lmms_eval_command("vllm", model_args, ["blink_val"], tmp_path)
+        assert command[command.index("--model_args") + 1] == sent_args and "--force_simple" not in command
+        for wrapper in ("qwen3_vl", "qwen2_5_vl"):
+            command = lmms_eval_command(wrapper, "pretrained=x,max_pixels=100", ["blink_val"], tmp_path)
+            assert command[command.index("--model_args") + 1] == "pretrained=x,max_pixels=100"
+            assert ("--force_simple" in command) == oldest
 
 
 def test_plan_golden(tmp_path, capsys, newest_lmms_eval):
