@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -64,6 +64,24 @@ def read_csv(path: Path, columns: Sequence[str]) -> pd.DataFrame:
     if missing:
         raise BuildError(f"{path}: missing column(s) {missing}; expected {list(columns)}")
     return frame.assign(line=range(2, len(frame) + 2))
+
+
+def read_keyed_csv(path: Path, columns: Sequence[str], key: str,
+                   normalise: Callable[[str, str], str] | None = None) -> pd.DataFrame:
+    """A stage CSV (read_csv), empty when the file is absent, whose `key` cells are unique after
+    normalise(cell, where) (which raises on a bad cell); a repeated key is a BuildError naming both lines."""
+    if not path.exists():
+        return pd.DataFrame(columns=[*columns, "line"])
+    frame = read_csv(path, columns)
+    seen: dict[str, int] = {}
+    for index, row in frame.iterrows():
+        where = f"{path}:{row['line']}"
+        value = normalise(row[key], f"{where}: field '{key}'") if normalise else row[key]
+        if value in seen:
+            raise BuildError(f"{where}: {key} {value!r} is also on line {seen[value]}")
+        seen[value] = row["line"]
+        frame.at[index, key] = value
+    return frame
 
 
 def write_csv(frame: pd.DataFrame, path: Path, columns: Sequence[str]) -> Path:

@@ -25,7 +25,7 @@ from lmms_eval_tasks.cait import TABLE1_SHARES
 from postprocess.human.label_studio import ImageOutput, TaskSet, choices_xml
 from postprocess.human.task_sets import largest_remainder
 
-from .files import FILTER, FILTER_TASKS, NO, YES, BuildError, read_csv, write_csv, yes_no
+from .files import FILTER, FILTER_TASKS, NO, YES, BuildError, read_keyed_csv, write_csv, yes_no
 from .images import current_images
 from .review import CATEGORY_OF, KEEP, REJECT, choice_text
 
@@ -53,15 +53,9 @@ def quotas(size: int) -> pd.Series:
 
 def read_filter(work: Path) -> pd.DataFrame:
     path = Path(work) / FILTER
-    if not path.exists():
-        return pd.DataFrame(columns=[*COLUMNS, "line"])
-    frame = read_csv(path, COLUMNS)
-    seen: dict[str, int] = {}
+    frame = read_keyed_csv(path, COLUMNS, "image")
     for index, row in frame.iterrows():
         where = f"{path}:{row['line']}"
-        if row["image"] in seen:
-            raise BuildError(f"{where}: image {row['image']!r} is also on line {seen[row['image']]}")
-        seen[row["image"]] = row["line"]
         keep = {KEEP: YES, REJECT: NO}.get(row["keep"].strip().lower(), row["keep"])
         frame.at[index, "keep"] = yes_no(keep, f"{where}: field 'keep'")
     return frame

@@ -45,13 +45,13 @@ import hashlib
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 
 from postprocess.judges.client import RateLimiter, call_with_retries, read_api_key, scrub_key
-from postprocess.judges.config import load_named_entries
+from postprocess.judges.config import check_number, entry_where, load_named_entries
 
 from . import prompts
 from .files import BuildError
@@ -111,28 +111,13 @@ _NULLABLE = ("price_per_image", "temperature")
 
 
 def _generator_from_entry(entry: Any, index: int, source: str) -> GeneratorConfig:
-    if not isinstance(entry, Mapping):
-        raise BuildError(f"{source}: generators[{index}] must be a mapping")
-    where = f"{source}: generator '{entry.get('name', index)}'"
-    allowed = {f.name for f in fields(GeneratorConfig)}
-    unknown = sorted(set(entry) - allowed)
-    if unknown:
-        raise BuildError(f"{where}: unknown field '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
-    for name in _REQUIRED:
-        if not isinstance(entry.get(name), str) or not entry[name].strip():
-            raise BuildError(f"{where}: field '{name}' must be a non-empty string")
+    where = entry_where(entry, index, source, "generators", "generator", GeneratorConfig, _REQUIRED, BuildError)
     for name, allowed_values in (("kind", KINDS), ("prompt", PROMPT_FORMS), ("dtype", DTYPES)):
         if name in entry and entry[name] not in allowed_values:
             raise BuildError(f"{where}: field '{name}' is {entry[name]!r}, not one of {allowed_values}")
     for name in (n for n in (*_POSITIVE, *_NON_NEGATIVE) if n in entry):
-        value = entry[name]
-        if value is None and name in _NULLABLE:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-                or (name in _POSITIVE and value == 0) or (name in _WHOLE and value != int(value)):
-            kind = "positive" if name in _POSITIVE else "non-negative"
-            raise BuildError(f"{where}: field '{name}' must be a {kind}{' whole' if name in _WHOLE else ''} "
-                             f"number, got {value!r}")
+        check_number(entry, name, where, BuildError, positive=name in _POSITIVE, whole=name in _WHOLE,
+                     nullable=name in _NULLABLE)
     for name in ("base_url", "api_key_env", "device"):
         if entry.get(name) is not None and not isinstance(entry[name], str):
             raise BuildError(f"{where}: field '{name}' must be a string or null")

@@ -28,7 +28,7 @@ import pandas as pd
 from lmms_eval_tasks.cait import CHARACTERISTICS, STYLES
 from postprocess.human.label_studio import CONTROL, TaskSet, choices_xml
 
-from .files import NO, REVIEW, REVIEW_TASKS, YES, BuildError, read_csv, write_csv, yes_no
+from .files import NO, REVIEW, REVIEW_TASKS, YES, BuildError, read_keyed_csv, write_csv, yes_no
 from .scenes import read_scenes
 
 COLUMNS = ["scene_id", "verb", "common_text", "uncommon_text", "keep", "anthropomorphize", "style", "characteristic",
@@ -62,21 +62,19 @@ LABEL_CONFIG = f"""<View>
 """
 
 
+def _non_empty(value: str, where: str) -> str:
+    if not value.strip():
+        raise BuildError(f"{where} is empty")
+    return value
+
+
 def read_review(work: Path) -> pd.DataFrame:
     """WORK/review.csv checked and normalised (keep and anthropomorphize to yes/no/blank; the category
     filled from the characteristic); a kept scene needs anthropomorphize, style and characteristic."""
     path = Path(work) / REVIEW
-    if not path.exists():
-        return pd.DataFrame(columns=[*COLUMNS, "line"])
-    frame = read_csv(path, COLUMNS)
-    seen: dict[str, int] = {}
+    frame = read_keyed_csv(path, COLUMNS, "scene_id", _non_empty)
     for index, row in frame.iterrows():
         where = f"{path}:{row['line']}"
-        if not row["scene_id"].strip():
-            raise BuildError(f"{where}: field 'scene_id' is empty")
-        if row["scene_id"] in seen:
-            raise BuildError(f"{where}: scene_id {row['scene_id']!r} is also on line {seen[row['scene_id']]}")
-        seen[row["scene_id"]] = row["line"]
         keep = {KEEP: YES, REJECT: NO}.get(row["keep"].strip().lower(), row["keep"])
         anthropomorphize = {ANTHROPOMORPHIC: YES, NORMAL: NO}.get(row["anthropomorphize"].strip().lower(),
                                                                   row["anthropomorphize"])

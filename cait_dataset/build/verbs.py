@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .files import VERBS, YES, BuildError, read_csv, write_csv, yes_no
+from .files import VERBS, YES, BuildError, read_csv, read_keyed_csv, write_csv, yes_no
 
 PRINCIPLES = ("semantic_consistency", "non_interchangeability", "static_recognizability", "commonality")
 COLUMNS = ["verb", "source", "verbnet_classes", "agent_frames", *PRINCIPLES, "note"]
@@ -132,17 +132,9 @@ def listed_verbs(path: Path, principles_met: bool = False) -> list[VerbCandidate
 def read_verbs(work: Path) -> pd.DataFrame:
     """WORK/verbs.csv checked: unique verbs, principle cells yes / no / blank (normalised)."""
     path = Path(work) / VERBS
-    if not path.exists():
-        return pd.DataFrame(columns=[*COLUMNS, "line"])
-    frame = read_csv(path, COLUMNS)
-    seen: dict[str, int] = {}
+    frame = read_keyed_csv(path, COLUMNS, "verb", normal_verb)
     for index, row in frame.iterrows():
         where = f"{path}:{row['line']}"
-        verb = normal_verb(row["verb"], f"{where}: field 'verb'")
-        if verb in seen:
-            raise BuildError(f"{where}: verb {verb!r} is also on line {seen[verb]}")
-        seen[verb] = row["line"]
-        frame.at[index, "verb"] = verb
         for name in PRINCIPLES:
             frame.at[index, name] = yes_no(row[name], f"{where}: field '{name}'")
     return frame

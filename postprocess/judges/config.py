@@ -104,36 +104,47 @@ _WHOLE = ("max_retries", "concurrency", "parse_retries")
 _NULLABLE = ("price_input_per_mtok", "price_output_per_mtok")
 
 
-def _check_number(entry: Mapping, name: str, where: str, positive: bool, nullable: bool = False) -> None:
+def check_number(entry: Mapping, name: str, where: str, error: type[Exception], *, positive: bool,
+                 whole: bool = False, nullable: bool = False) -> None:
+    """The numeric field `name` of a config entry: positive or non-negative, whole if asked, None if nullable."""
     value = entry[name]
     if value is None and nullable:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (positive and value == 0):
-        raise JudgeConfigError(f"{where}: field '{name}' must be a {'positive' if positive else 'non-negative'} "
-                               f"number, got {value!r}")
-    if name in _WHOLE and value != int(value):
-        raise JudgeConfigError(f"{where}: field '{name}' must be a whole number, got {value!r}")
+        raise error(f"{where}: field '{name}' must be a {'positive' if positive else 'non-negative'}"
+                    f"{' whole' if whole else ''} number, got {value!r}")
+    if whole and value != int(value):
+        raise error(f"{where}: field '{name}' must be a whole number, got {value!r}")
+
+
+def entry_where(entry: Any, index: int, source: str, key: str, label: str, config_type: type,
+                required: tuple[str, ...], error: type[Exception]) -> str:
+    """Where a config entry (item `index` of the list `key` in `source`) is, for messages, once it is checked to
+    be a mapping of `config_type`'s fields with the `required` ones non-empty strings."""
+    if not isinstance(entry, Mapping):
+        raise error(f"{source}: {key}[{index}] must be a mapping")
+    where = f"{source}: {label} '{entry.get('name', index)}'"
+    allowed = {f.name for f in fields(config_type)}
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise error(f"{where}: unknown field '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
+    for name in required:
+        if not isinstance(entry.get(name), str) or not entry[name].strip():
+            raise error(f"{where}: field '{name}' must be a non-empty string")
+    return where
 
 
 def _judge_from_entry(entry: Any, index: int, source: str) -> JudgeConfig:
-    if not isinstance(entry, Mapping):
-        raise JudgeConfigError(f"{source}: judges[{index}] must be a mapping")
-    where = f"{source}: judge '{entry.get('name', index)}'"
-    allowed = {f.name for f in fields(JudgeConfig)}
-    unknown = sorted(set(entry) - allowed)
-    if unknown:
-        raise JudgeConfigError(f"{where}: unknown field '{unknown[0]}' (allowed: {', '.join(sorted(allowed))})")
-    for name in _REQUIRED:
-        if not isinstance(entry.get(name), str) or not entry[name].strip():
-            raise JudgeConfigError(f"{where}: field '{name}' must be a non-empty string")
+    where = entry_where(entry, index, source, "judges", "judge", JudgeConfig, _REQUIRED, JudgeConfigError)
     if entry["provider"] not in PROVIDERS:
         raise JudgeConfigError(f"{where}: field 'provider' is {entry['provider']!r}, not one of {PROVIDERS}")
     if not re.fullmatch(r"[\w.@-]+", entry["name"]):
         raise JudgeConfigError(f"{where}: field 'name' may hold only letters, digits and . _ - @ (it names a file)")
     for name in (n for n in (*_POSITIVE, *_NON_NEGATIVE) if n in entry):
-        _check_number(entry, name, where, positive=name in _POSITIVE, nullable=name in _NULLABLE)
+        check_number(entry, name, where, JudgeConfigError, positive=name in _POSITIVE, whole=name in _WHOLE,
+                     nullable=name in _NULLABLE)
     if "temperature" in entry:
-        _check_number(entry, "temperature", where, positive=False, nullable=True)
+        check_number(entry, "temperature", where, JudgeConfigError, positive=False, nullable=True)
     if entry.get("max_tokens") is not None and (isinstance(entry["max_tokens"], bool)
                                                 or not isinstance(entry["max_tokens"], int) or entry["max_tokens"] < 1):
         raise JudgeConfigError(f"{where}: field 'max_tokens' must be a positive whole number or null")
