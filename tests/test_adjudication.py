@@ -43,7 +43,7 @@ from model_configs import load_registry
 from postprocess.adjudication import is_judged, live
 from postprocess.adjudication.prompt import prompt_for, verdict_parser
 from postprocess.cli import main
-from postprocess.judges.client import image_bytes
+from invscale.judges.client import image_bytes
 from postprocess.logs.adjudications import (
     ADJUDICATION_FIELDS,
     apply_adjudications,

@@ -22,7 +22,7 @@ from invscale_demo.tiny_diffusion import ensure_tiny_diffusion
 from lmms_eval_tasks.__main__ import main as lmms_eval_tasks_main
 from lmms_eval_tasks.cait import read_folder
 from postprocess.human.label_studio import annotations_from_export
-from postprocess.judges import JudgeCache, JudgeConfig, JudgeError
+from invscale.judges import JudgeCache, JudgeConfig, JudgeError
 
 KEY = "sk-test-cait-build"
 PREDATOR_PREY = "Transposition of traditional predator and prey roles"
@@ -602,7 +602,7 @@ def test_a_bad_generator_entry_is_named(tmp_path, entry, message):
 
 def test_the_example_configuration_holds_the_papers_settings():
     example = Path(__file__).parents[1] / "model_configs" / "cait_build.example.yaml"
-    from postprocess.judges import load_judges
+    from invscale.judges import load_judges
 
     judge = load_judges(example)[0]
     assert (judge.model, judge.temperature) == (prompts.LLM_MODEL, prompts.LLM_TEMPERATURE)

@@ -11,8 +11,8 @@ from reeval_server import JudgeServer
 from lmms_eval_tasks import cait
 from lmms_eval_tasks.question import DocError
 from postprocess.human.label_studio import CONTROL, LabelStudioError, annotations_frame
-from postprocess.judges import JudgeCache, JudgeConfig, JudgeError, JudgeRequest, estimate_calls, run_judges
-from postprocess.judges.client import RateLimiter, call_with_retries
+from invscale.judges import JudgeCache, JudgeConfig, JudgeError, JudgeRequest, estimate_calls, run_judges
+from invscale.judges.client import RateLimiter, call_with_retries
 
 KEY = "sk-test-samples"
 

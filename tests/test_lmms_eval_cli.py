@@ -20,7 +20,7 @@ from lmms_eval_tasks.catalog import GROUPS, TASKS
 from lmms_eval_tasks.hooks import doc_to_visual, prepare_docs, question_of
 from lmms_eval_tasks.record import validate_record
 from postprocess.adjudication import live
-from postprocess.judges.client import image_bytes
+from invscale.judges.client import image_bytes
 from postprocess.logs.questions import dataset_source, load_split
 
 pytestmark = pytest.mark.cli

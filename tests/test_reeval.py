@@ -1,4 +1,4 @@
-"""CAIT LLM re-evaluation (postprocess.cait.reeval, through postprocess.judges) against a local server speaking the OpenAI and Anthropic
+"""CAIT LLM re-evaluation (postprocess.cait.reeval, through invscale.judges) against a local server speaking the OpenAI and Anthropic
 wire formats (reeval_server.py), through the official clients: answers, the GT-prompt bound, caching,
 retries, crash and resume, rate limiting, and keys that never leave the environment."""
 
@@ -17,7 +17,7 @@ from postprocess.cait.reeval import run_reeval
 from postprocess.cli import build_parser
 from postprocess.cli.cait import run_cait_reeval
 from postprocess.cli import main as cli_main
-from postprocess.judges import JudgeCache, JudgeConfig, JudgeConfigError, JudgeError, load_judges
+from invscale.judges import JudgeCache, JudgeConfig, JudgeConfigError, JudgeError, load_judges
 
 OPENAI_KEY, ANTHROPIC_KEY = "sk-test-openai-5f0c2b", "sk-ant-test-91d7e4"
 QUESTIONS = 8 * 2 + 8  # 8 scenes x 2 models, plus the 8 GT prompts

@@ -310,7 +310,7 @@ def test_the_default_judges_are_the_papers():
     """Appendix G.1: GPT-5.4 (gpt-5.4, OpenAI) and Claude Opus 4.6 (claude-opus-4-6, Anthropic), temperature 0,
     at most 200 output tokens (GPT-5 models take the limit as max_completion_tokens)."""
     from postprocess.cli.taxonomy import DEFAULT_JUDGES
-    from postprocess.judges import load_judges
+    from invscale.judges import load_judges
 
     judges = {judge.name: judge for judge in load_judges(DEFAULT_JUDGES)}
     assert [(j.provider, j.model, j.temperature) for j in judges.values()] == [("openai", "gpt-5.4", 0),

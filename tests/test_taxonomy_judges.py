@@ -35,7 +35,7 @@ from postprocess.logs.questions import (
     load_split,
     reload_questions,
 )
-from postprocess.judges.client import image_bytes
+from invscale.judges.client import image_bytes
 
 OPENAI_KEY, ANTHROPIC_KEY = "sk-test-taxonomy-openai-3e1f", "sk-ant-test-taxonomy-77c2"
 SMALL, LARGE = "Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-VL-8B-Instruct"

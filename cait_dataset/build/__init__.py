@@ -14,7 +14,7 @@ file a person can read and edit:
   prompts.py     Tables 19, 21 and 22 verbatim (our completions marked); answers.py reads the LLM's answers
   command.py     the console script
 
-Every LLM call goes through postprocess.judges (cache, retries, rate limit, resume, strict parsing with
+Every LLM call goes through invscale.judges (cache, retries, rate limit, resume, strict parsing with
 re-asks, dry-run estimate); the image generators share its retry and rate-limit code and keep their own
 fsynced record. Heavy clients (openai, google-genai, diffusers, torch) are imported when used.
 """

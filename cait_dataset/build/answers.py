@@ -1,5 +1,5 @@
 """Reading the LLM's answers to Tables 19 and 21 strictly: a parser raises ValueError saying what is wrong,
-so that postprocess.judges asks again (up to the LLM's parse_retries) and then counts the answer unparsed."""
+so that invscale.judges asks again (up to the LLM's parse_retries) and then counts the answer unparsed."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from lmms_eval_tasks.cait import check_folder
-from postprocess.judges.cache import JudgeCache
+from invscale.judges.cache import JudgeCache
 
 from . import prompts
 from .files import CAIT_DIR, LLM_CACHE, YES, BuildError, write_csv

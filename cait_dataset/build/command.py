@@ -12,7 +12,7 @@
   cait-build status WORK [--size N]
   cait-build run WORK --config FILE [--llm NAME] [--generator NAME] [stage options] [--dry-run]
 
---config is a YAML file with `judges:` (the LLMs, postprocess/judges/config.py's schema) and `generators:`
+--config is a YAML file with `judges:` (the LLMs, invscale/judges/config.py's schema) and `generators:`
 (cait_dataset/build/generators.py's); model_configs/cait_build.example.yaml has the paper's settings.
 --server (and --project) reach the Label Studio server named by LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from lmms_eval_tasks.question import DocError
 from postprocess.human.label_studio import ImageOutput, LabelStudioError
-from postprocess.judges import JudgeConfigError, JudgeError, load_judges
+from invscale.judges import JudgeConfigError, JudgeError, load_judges
 
 from . import prompts
 from .files import BuildError

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from postprocess.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, parse_error, run_judges
-from postprocess.judges.batch import OnCall
+from invscale.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, parse_error, run_judges
+from invscale.judges.batch import OnCall
 
 from . import answers, prompts
 from .files import DESCRIPTIONS, LLM_CACHE, YES, BuildError, read_jsonl, text_field, write_jsonl

@@ -9,7 +9,7 @@
   filter.csv           the human image filtering: keep or reject each image
   filter_tasks/        the Label Studio task set of the images not yet filtered
   cait/                the CAIT folder the tasks read (cait.jsonl + images/), proportions.csv beside it
-  llm_cache/           every LLM answer (postprocess.judges' cache, one JSONL per LLM)
+  llm_cache/           every LLM answer (invscale.judges' cache, one JSONL per LLM)
 
 Yes/no columns take yes or no (true/false, 1/0 and y/n are read as such, in any case); blank is "not decided".
 Every problem in a file a person edits is reported with the file, line and field.

@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any
 
 
-from postprocess.judges.client import RateLimiter, call_with_retries, read_api_key, scrub_key
-from postprocess.judges.config import check_number, entry_where, load_named_entries
+from invscale.judges.client import RateLimiter, call_with_retries, read_api_key, scrub_key
+from invscale.judges.config import check_number, entry_where, load_named_entries
 
 from . import prompts
 from .files import BuildError

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from postprocess.judges.batch import _wait_all
-from postprocess.judges.cache import JudgeCache
+from invscale.judges.batch import _wait_all
+from invscale.judges.cache import JudgeCache
 
 from .describe import described_scenes
 from .files import IMAGE_DIR, IMAGES, BuildError

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from postprocess.human.label_studio import ImageOutput
-from postprocess.judges import JudgeConfig
+from invscale.judges import JudgeConfig
 
 from . import prompts
 from .assemble import assemble, kept_images

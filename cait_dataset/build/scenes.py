@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from postprocess.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, parse_error, run_judges
-from postprocess.judges.batch import OnCall
+from invscale.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, parse_error, run_judges
+from invscale.judges.batch import OnCall
 
 from . import answers, prompts
 from .files import LLM_CACHE, SCENES, BuildError, read_jsonl, slug, text_field, write_jsonl

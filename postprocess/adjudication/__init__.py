@@ -9,7 +9,7 @@ Section 4 and Appendix A: GPT-5.4 as the "multimodal fallback adjudicator", 0.4%
                 (`python -m postprocess adjudicate`, postprocess/cli/adjudicate.py); the adjudications
                 are kept beside the logs and merged by ingestion (postprocess/logs/adjudications.py)
 
-Both ask through the one judge client (postprocess.judges: cache, retries, timeouts, rate limit) and
+Both ask through the one judge client (invscale.judges: cache, retries, timeouts, rate limit) and
 record the same fields (lmms_eval_tasks/record.py: judge, judge_model, judge_verdict, judge_status,
 judge_error). Only answers with a known gold on the inverse-scaling benchmarks are judged: with no gold
 a verdict changes no number, and CAIT (Seeing vs. Believing) scores unparsed answers as wrong with no

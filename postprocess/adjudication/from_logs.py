@@ -9,8 +9,8 @@
    error that names the row.
 3. `adjudication_requests` builds one request per row (prompt.request_for); identical requests (the same
    response to the same question, e.g. by the identity variant) are asked once.
-4. `pending_calls`: the dry run's count and cost (postprocess.judges.estimate_calls).
-5. `adjudicate_rows` asks the judge (postprocess.judges.run_judges, one batch per verdict form, each with
+4. `pending_calls`: the dry run's count and cost (invscale.judges.estimate_calls).
+5. `adjudicate_rows` asks the judge (invscale.judges.run_judges, one batch per verdict form, each with
    its strict parser: malformed or off-list verdicts are asked again, then kept as unparsed); every answer
    is cached as it arrives, so a killed or failed run resumes with the calls not yet made.
 6. `write_beside_logs` writes the adjudications of each samples file beside it
@@ -34,14 +34,14 @@ from postprocess.adjudication.prompt import (
     request_for,
     verdict_parser,
 )
-from postprocess.judges import (
+from invscale.judges import (
     CallEstimate,
     JudgeConfig,
     JudgeRequest,
     estimate_calls,
     run_judges,
 )
-from postprocess.judges.batch import OnCall
+from invscale.judges.batch import OnCall
 from postprocess.logs.adjudications import (
     adjudications_file_of,
     response_sha256,

@@ -36,8 +36,8 @@ from postprocess.adjudication import is_judged
 from postprocess.adjudication.prompt import judgement_of, request_for, verdict_parser
 
 if TYPE_CHECKING:
-    from postprocess.judges import JudgeCache, JudgeConfig
-    from postprocess.judges.client import JudgeClient
+    from invscale.judges import JudgeCache, JudgeConfig
+    from invscale.judges.client import JudgeClient
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,9 @@ _warned: set[str] = set()
 
 
 def _open_session() -> _Session:
-    from postprocess.judges import JudgeConfigError, load_judges
-    from postprocess.judges.batch import cache_for
-    from postprocess.judges.client import JudgeClient
+    from invscale.judges import JudgeConfigError, load_judges
+    from invscale.judges.batch import cache_for
+    from invscale.judges.client import JudgeClient
 
     path = os.environ.get(JUDGES_ENV)
     if not path:
@@ -84,7 +84,7 @@ def _warn(message: str) -> None:
 
 
 def _png(images: Sequence) -> list[bytes]:
-    from postprocess.judges.client import image_bytes
+    from invscale.judges.client import image_bytes
 
     return [image_bytes(image) for image in images]
 
@@ -93,7 +93,7 @@ def adjudicate(question: Question, response: str, extraction: Extraction, images
     """The seam's adjudicator (lmms_eval_tasks.scoring): the judge's reading of a response the rules left
     unparsed; None (not asked) for answers that are not judged (postprocess.adjudication.is_judged)."""
     global _session
-    from postprocess.judges import JudgeConfigError, JudgeError, ask_cached
+    from invscale.judges import JudgeConfigError, JudgeError, ask_cached
 
     if not is_judged(question.benchmark, question.gold):
         return None

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from lmms_eval_tasks.extraction import NUMBER
 from lmms_eval_tasks.question import MCQ, NUMERIC, YES_NO, Question
 from lmms_eval_tasks.scoring import Judgement
-from postprocess.judges import JudgeRequest, parse_error
+from invscale.judges import JudgeRequest, parse_error
 
 ADJUDICATION_PROMPT = """A vision-language model answered the benchmark question below, and automatic answer extraction \
 could not tell which answer its response gives. The image(s) above are the ones the model was shown.
@@ -150,7 +150,7 @@ def form_key(question: Question) -> tuple:
 
 
 def judgement_of(record: dict, question: Question) -> Judgement:
-    """A judge's stored answer (a postprocess.judges cache record) read as this question's verdict."""
+    """A judge's stored answer (a invscale.judges cache record) read as this question's verdict."""
     parse = verdict_parser(question)
     error = parse_error(record, parse)
     if error is not None:

@@ -8,8 +8,8 @@ reads what the model concluded it saw. The judge's answer is parsed with the pro
 (extract_choice); an unparsable answer counts as wrong and is reported (status "unparsed"), never
 guessed. An empty description is counted wrong without a call (status "empty_description").
 
-The judges, their cache, retries, rate limit and resume are postprocess/judges (one client for every
-judged use); the judges file schema is in postprocess/judges/config.py.
+The judges, their cache, retries, rate limit and resume are invscale/judges (one client for every
+judged use); the judges file schema is in invscale/judges/config.py.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import pandas as pd
 
 from lmms_eval_tasks.extraction import extract_choice, strip_reasoning
 from postprocess.cait.metrics import REEVAL_ITEM_COLUMNS, cait_rows, reeval_scores
-from postprocess.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, run_judges
-from postprocess.judges.batch import OnCall
+from invscale.judges import CallEstimate, JudgeConfig, JudgeRequest, estimate_calls, run_judges
+from invscale.judges.batch import OnCall
 
 # The paper does not print its re-evaluation prompt; ours wraps the CAIT question (Table 13) around the text.
 JUDGE_PROMPT = (

@@ -49,7 +49,7 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _judge(args: argparse.Namespace):
-    from postprocess.judges import JudgeConfigError, load_judges
+    from invscale.judges import JudgeConfigError, load_judges
 
     judges = load_judges(args.judges)
     if args.judge is None:
@@ -74,7 +74,7 @@ def run_adjudicate_command(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
     from postprocess.adjudication import from_logs
     from postprocess.cli.cait import _progress
-    from postprocess.judges import JudgeError
+    from invscale.judges import JudgeError
     from postprocess.logs.questions import reload_questions
 
     judge = _judge(args)

@@ -42,7 +42,7 @@ def _progress(pending: dict[str, int], every: int = 100) -> Callable[[str, str],
 
 def run_cait_reeval(args: argparse.Namespace) -> int:
     from postprocess.cait.reeval import pending_calls, run_reeval, write_reeval
-    from postprocess.judges import JudgeConfigError, JudgeError, load_judges
+    from invscale.judges import JudgeConfigError, JudgeError, load_judges
 
     judges = load_judges(args.judges)
     if args.judge:

@@ -69,7 +69,7 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _judges(args: argparse.Namespace):
-    from postprocess.judges import JudgeConfigError, load_judges
+    from invscale.judges import JudgeConfigError, load_judges
 
     judges = load_judges(args.judges)
     unknown = sorted(set(args.judge) - {j.name for j in judges})
@@ -94,7 +94,7 @@ def run_taxonomy_command(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.inverse_scaling.taxonomy import judging, numbers, sample
     from postprocess.logs.questions import reload_questions
-    from postprocess.judges import JudgeError
+    from invscale.judges import JudgeError
     from postprocess.render.tables import write_table
     from postprocess.render.taxonomy_tables import taxonomy_tables
 

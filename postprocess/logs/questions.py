@@ -81,7 +81,7 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
     """(benchmark, split, question_id, variant) -> the question as shown, with its images."""
     from lmms_eval_tasks.hooks import QUESTION_COLUMN, doc_to_visual, questions_for
     from lmms_eval_tasks.variants import VARIANTS, apply_variant
-    from postprocess.judges.client import image_bytes
+    from invscale.judges.client import image_bytes
 
     by_split: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for benchmark, split, question_id, variant in wanted:

@@ -5,7 +5,7 @@
                 each sampled question and its images are reloaded from the task's data by question_id
                 (postprocess/logs/questions.py, shared with answer adjudication)
   prompt.py     the Appendix G.1 judge prompt verbatim, the A/B sides, the strict JSON verdict
-  judging.py    two judges through the shared judge client (postprocess.judges), the verdicts and the
+  judging.py    two judges through the shared judge client (invscale.judges), the verdicts and the
                 files the human check (postprocess.human) reads
   numbers.py    each judge's labels by family and by dataset, judge agreement and Cohen's kappa
 

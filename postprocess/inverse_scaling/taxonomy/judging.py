@@ -1,5 +1,5 @@
 """The error taxonomy's judging (Section 5.6, Appendix G.1): every sampled flip, with its image(s), asked
-of every judge through the shared judge client (postprocess.judges: cache, retries, rate limit, resume,
+of every judge through the shared judge client (invscale.judges: cache, retries, rate limit, resume,
 dry-run estimate), the verdicts parsed strictly (prompt.parse_verdict: a malformed verdict is asked again
 up to the judge's parse_retries, then counted as "unparsed").
 
@@ -45,7 +45,7 @@ from postprocess.inverse_scaling.taxonomy.prompt import (
 )
 from postprocess.logs.questions import ShownQuestion
 from postprocess.inverse_scaling.taxonomy.sample import TaxonomySample
-from postprocess.judges import (
+from invscale.judges import (
     CallEstimate,
     JudgeConfig,
     JudgeRequest,
@@ -53,7 +53,7 @@ from postprocess.judges import (
     parse_error,
     run_judges,
 )
-from postprocess.judges.batch import OnCall
+from invscale.judges.batch import OnCall
 
 SIDES = ("paper", "random")
 CASE_COLUMNS = ["split", "subtask", "question_id", "small", "large"]

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from postprocess.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest
+from invscale.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from postprocess.judges.cache import JudgeCache
-from postprocess.judges.client import JudgeClient
-from postprocess.judges.config import JudgeConfig, JudgeRequest
+from invscale.judges.cache import JudgeCache
+from invscale.judges.client import JudgeClient
+from invscale.judges.config import JudgeConfig, JudgeRequest
 
 Parse = Callable[[str], Any]
 OnCall = Callable[[str, str], None]  # (judge name, cache key) after each completed call is stored
