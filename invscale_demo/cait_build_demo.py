@@ -163,7 +163,7 @@ def build_demo_cait(out: Path, say=print, image_size: int = 512) -> Path:
 
     from cait_dataset.build import assemble, describe, filtering, images, review, scenes, verbs
     from cait_dataset.build.generators import GeneratorConfig
-    from postprocess.human.label_studio import annotations_from_export
+    from invscale.label_studio import annotations_from_export
     from invscale.judges import JudgeConfig
 
     from .tiny_diffusion import ensure_tiny_diffusion

@@ -21,7 +21,7 @@ from invscale_demo.cait_build_demo import SCENE_BANK, fake_llm_answer, label_stu
 from invscale_demo.tiny_diffusion import ensure_tiny_diffusion
 from lmms_eval_tasks.__main__ import main as lmms_eval_tasks_main
 from lmms_eval_tasks.cait import read_folder
-from postprocess.human.label_studio import annotations_from_export
+from invscale.label_studio import annotations_from_export
 from invscale.judges import JudgeCache, JudgeConfig, JudgeError
 
 KEY = "sk-test-cait-build"

@@ -17,7 +17,7 @@ from invscale_demo.fixtures import drawn_image, write_cait_fixture
 from lmms_eval_tasks.cait import read_folder
 from postprocess.cli import main
 from postprocess.human import agreement
-from postprocess.human.label_studio import (CONTROL, KEY_VARIABLE, URL_VARIABLE, LabelStudioError, annotations_from_export,
+from invscale.label_studio import (CONTROL, KEY_VARIABLE, URL_VARIABLE, LabelStudioError, annotations_from_export,
                                             annotations_from_server, client_from_environment, create_project)
 from postprocess.human.task_sets import (FAILURE_MODES, cait_failure_task_set, sample_cait_failures,
                                          sample_taxonomy_check, taxonomy_task_set)
@@ -184,7 +184,7 @@ def test_cait_construction_review_and_filtering_projects_through_the_server(serv
 
     from cait_dataset.build import filtering, review
     from invscale_demo.cait_build_demo import SCENE_BANK
-    from postprocess.human.label_studio import ImageOutput, TaskSet
+    from invscale.label_studio import ImageOutput, TaskSet
 
     work = tmp_path / "work"
     work.mkdir()

@@ -10,7 +10,7 @@ from test_human_stats import cait_items_and_annotations
 from invscale_demo.fixtures import write_cait_fixture
 from lmms_eval_tasks.cait import read_folder
 from postprocess.cli import main
-from postprocess.human.label_studio import write_annotations
+from invscale.label_studio import write_annotations
 from postprocess.human.stats_files import (
     read_statistics,
     set_statistics,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from invscale_demo.fixtures import drawn_image, write_cait_fixture
 from lmms_eval_tasks.cait import read_folder
 from postprocess.human import agreement
-from postprocess.human.label_studio import (ANNOTATION_COLUMNS, ImageOutput, LabelStudioError, annotations_from_export,
+from invscale.label_studio import (ANNOTATION_COLUMNS, ImageOutput, LabelStudioError, annotations_from_export,
                                             read_annotations, write_annotations, write_task_set)
 from postprocess.human.task_sets import (BAD_ANNOTATION, FAILURE_MODES, FORMAT_MISMATCH, GENUINE, UNPARSED,
                                          cait_answer_key, cait_baseline_task_set, cait_failure_task_set,

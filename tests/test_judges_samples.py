@@ -10,7 +10,7 @@ from reeval_server import JudgeServer
 
 from lmms_eval_tasks import cait
 from lmms_eval_tasks.question import DocError
-from postprocess.human.label_studio import CONTROL, LabelStudioError, annotations_frame
+from invscale.label_studio import CONTROL, LabelStudioError, annotations_frame
 from invscale.judges import JudgeCache, JudgeConfig, JudgeError, JudgeRequest, estimate_calls, run_judges
 from invscale.judges.client import RateLimiter, call_with_retries
 

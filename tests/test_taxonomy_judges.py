@@ -21,7 +21,7 @@ from lmms_eval_tasks.hooks import doc_to_visual, questions_for
 from lmms_eval_tasks.question import MCQ, YES_NO, Question
 from lmms_eval_tasks.scoring import per_question_record, score
 from postprocess.cli import main
-from postprocess.human.label_studio import write_annotations
+from invscale.label_studio import write_annotations
 from postprocess.human.task_sets import (
     BAD_ANNOTATION,
     FORMAT_MISMATCH,

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from lmms_eval_tasks.question import DocError
-from postprocess.human.label_studio import ImageOutput, LabelStudioError
+from invscale.label_studio import ImageOutput, LabelStudioError
 from invscale.judges import JudgeConfigError, JudgeError, load_judges
 
 from . import prompts
@@ -134,7 +134,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _annotations(args, controls=()):
-    from postprocess.human.label_studio import annotations_from_export, annotations_from_server, client_from_environment
+    from invscale.label_studio import annotations_from_export, annotations_from_server, client_from_environment
 
     if args.export:
         return annotations_from_export(args.export, controls)
@@ -142,7 +142,7 @@ def _annotations(args, controls=()):
 
 
 def _create_project(task_set) -> None:
-    from postprocess.human.label_studio import client_from_environment, create_project
+    from invscale.label_studio import client_from_environment, create_project
 
     project = create_project(client_from_environment(), task_set)
     print(f"Label Studio project {project} with {len(task_set.tasks)} task(s)")

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from lmms_eval_tasks.cait import TABLE1_SHARES
-from postprocess.human.label_studio import ImageOutput, TaskSet, choices_xml
+from invscale.label_studio import ImageOutput, TaskSet, choices_xml
 from postprocess.human.task_sets import largest_remainder
 
 from .files import FILTER, FILTER_TASKS, NO, YES, BuildError, read_keyed_csv, write_csv, yes_no
@@ -146,7 +146,7 @@ def filter_task_set(work: Path, rows: dict[str, dict], images: list[dict], size:
 
 def export_filter(work: Path, size: int | None = None, output: ImageOutput = ImageOutput(),
                   annotators: int = 1) -> FilterExport:
-    from postprocess.human.label_studio import write_task_set
+    from invscale.label_studio import write_task_set
 
     work = Path(work)
     before = len(read_filter(work))

@@ -1,5 +1,5 @@
 """Stage 3, the human review of the scene pairs (Section 3.2 step 2, Table 20), through Label Studio
-(postprocess/human/label_studio.py) or by editing WORK/review.csv directly.
+(invscale/label_studio.py) or by editing WORK/review.csv directly.
 
 Per scene the reviewer decides what the paper's GUI sets: keep or reject (reject nonsensical inversions),
 whether the subject is anthropomorphized ("Normal" vs. "Anthropomorphic": does the inverted subject
@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from lmms_eval_tasks.cait import CHARACTERISTICS, STYLES
-from postprocess.human.label_studio import CONTROL, TaskSet, choices_xml
+from invscale.label_studio import CONTROL, TaskSet, choices_xml
 
 from .files import NO, REVIEW, REVIEW_TASKS, YES, BuildError, read_keyed_csv, write_csv, yes_no
 from .scenes import read_scenes
@@ -154,7 +154,7 @@ def review_task_set(frame: pd.DataFrame, annotators: int = 1) -> TaskSet:
 
 
 def export_review(work: Path, annotators: int = 1) -> ReviewExport:
-    from postprocess.human.label_studio import write_task_set
+    from invscale.label_studio import write_task_set
 
     frame, added, updated, kept_text = update_review(work)
     task_set = review_task_set(frame, annotators)

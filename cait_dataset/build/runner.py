@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from postprocess.human.label_studio import ImageOutput
+from invscale.label_studio import ImageOutput
 from invscale.judges import JudgeConfig
 
 from . import prompts

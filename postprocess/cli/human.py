@@ -106,7 +106,7 @@ def build_task_set(args: argparse.Namespace):
     """(TaskSet, strata frame or None) for the export options."""
     from lmms_eval_tasks.cait import read_folder
     from postprocess.human import task_sets
-    from postprocess.human.label_studio import ImageOutput
+    from invscale.label_studio import ImageOutput
 
     images = ImageOutput(args.image_folder, args.image_url_prefix) if args.image_folder else ImageOutput()
     annotators = args.annotators or DEFAULT_ANNOTATORS[args.task_set]
@@ -131,7 +131,7 @@ def build_task_set(args: argparse.Namespace):
 
 
 def export_main(args: argparse.Namespace) -> int:
-    from postprocess.human.label_studio import client_from_environment, create_project, write_task_set
+    from invscale.label_studio import client_from_environment, create_project, write_task_set
 
     task_set, strata = build_task_set(args)
     paths = write_task_set(task_set, args.out)
@@ -149,7 +149,7 @@ def export_main(args: argparse.Namespace) -> int:
 
 
 def import_main(args: argparse.Namespace) -> int:
-    from postprocess.human.label_studio import (annotations_from_export, annotations_from_server,
+    from invscale.label_studio import (annotations_from_export, annotations_from_server,
                                                 client_from_environment, write_annotations)
 
     if args.export:
@@ -170,7 +170,7 @@ def read_items(path: Path) -> pd.DataFrame:
 
 
 def stats_main(args: argparse.Namespace) -> int:
-    from postprocess.human.label_studio import read_annotations
+    from invscale.label_studio import read_annotations
     from postprocess.human.stats_files import set_statistics, write_statistics
 
     tables = set_statistics(args.task_set, read_annotations(args.annotations), read_items(args.items), args.by)

@@ -151,7 +151,7 @@ def _human_statistics(args: argparse.Namespace) -> dict:
     """{task set: agreement.py's frames} from --human folders and --human-annotations triples; a set given
     twice is an error (which one would the report show?)."""
     from postprocess.cli.human import read_items
-    from postprocess.human.label_studio import read_annotations
+    from invscale.label_studio import read_annotations
     from postprocess.human.stats_files import read_statistics, set_statistics
     from postprocess.human.task_sets import SET_NAMES
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from lmms_eval_tasks.prompts import CAIT_QUESTION
-from postprocess.human.label_studio import ImageOutput, LabelStudioError, TaskSet, choices_xml
+from invscale.label_studio import ImageOutput, LabelStudioError, TaskSet, choices_xml
 
 GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH = "Genuine Error", "Bad Annotation or Ambiguous", "Format Mismatch"
 TAXONOMY_LABELS = (GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH)
