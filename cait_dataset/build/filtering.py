@@ -23,7 +23,7 @@ import pandas as pd
 
 from lmms_eval_tasks.cait import TABLE1_SHARES
 from invscale.label_studio import ImageOutput, TaskSet, choices_xml
-from postprocess.human.task_sets import largest_remainder
+from invscale.quotas import largest_remainder
 
 from .files import FILTER, FILTER_TASKS, NO, YES, BuildError, read_keyed_csv, write_csv, yes_no
 from .images import current_images

@@ -39,6 +39,7 @@ import pandas as pd
 
 from lmms_eval_tasks.prompts import CAIT_QUESTION
 from invscale.label_studio import ImageOutput, LabelStudioError, TaskSet, choices_xml
+from invscale.quotas import largest_remainder
 
 GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH = "Genuine Error", "Bad Annotation or Ambiguous", "Format Mismatch"
 TAXONOMY_LABELS = (GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH)
@@ -227,19 +228,6 @@ def sample_taxonomy_check(verdicts: pd.DataFrame, n: int = 127, flagged_share: f
     items = pd.concat(drawn, ignore_index=True)
     columns = ["question_key", "benchmark", "family", "flagged", "flagged_by", *judges, "weight"]
     return Sample(items[columns], pd.DataFrame(strata_rows, columns=["flagged", *strata, "available", "drawn", "weight"]))
-
-
-def largest_remainder(sizes: pd.Series, total: int) -> pd.Series:
-    """`total` spread over cells in proportion to `sizes` (Hamilton's method; ties go to the earlier
-    cell). Never more than a cell holds, as total <= sizes.sum()."""
-    if sizes.empty:
-        return sizes
-    exact = sizes * total / sizes.sum()
-    allocation = np.floor(exact).astype(int)
-    remainder = (exact - allocation).sort_values(ascending=False, kind="stable")
-    for key in remainder.index[: total - int(allocation.sum())]:
-        allocation[key] += 1
-    return allocation
 
 
 def taxonomy_task_set(sample: Sample, questions: pd.DataFrame, images: ImageOutput = ImageOutput(),

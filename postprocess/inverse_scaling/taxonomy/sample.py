@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from postprocess.human.task_sets import largest_remainder
+from invscale.quotas import largest_remainder
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import QUESTION_KEY
 from postprocess.inverse_scaling.parameters import TaxonomyParameters
