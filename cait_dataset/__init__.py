@@ -4,7 +4,7 @@
   split.py      the recorded 60/40 train / held-out split, stratified by domain (Section 5.2)
   lora.py       LoRA fine-tuning of a Qwen2.5-VL on the training part, vision tower frozen, and the merged model
   heldout.py    the held-out evaluation through lmms-eval's `cait` task, before and after, and Table 8
-  build/        cait-build: the construction pipeline (Section 3.2, Tables 19-22), resumable stages over a folder
+  construction/ cait-build: the construction pipeline (Section 3.2, Tables 19-22), resumable stages over a folder
   cli.py        the console scripts `cait-quality`, `cait-lora` and `cait-build` (also `python -m cait_dataset
                 quality|lora|build`)
 

@@ -1,5 +1,5 @@
 """Console scripts: `cait-quality` (Tables 9-10), `cait-lora` (Table 8) and `cait-build` (Section 3.2, its own
-module: build/command.py); also `python -m cait_dataset quality|lora|build`.
+module: construction/command.py); also `python -m cait_dataset quality|lora|build`.
 
   cait-quality score --out DIR --cait FOLDER [--captions Winoground=CSV] [--images NAME=FOLDER] [options]
   cait-quality winoground-export OUT              Winoground from the hub as a captioned CSV + images
@@ -163,6 +163,6 @@ def lora_main(argv: list[str] | None = None) -> int:
 
 
 def build_main(argv: list[str] | None = None) -> int:
-    from .build.command import main
+    from .construction.command import main
 
     return main(argv)

@@ -1,4 +1,4 @@
-"""`python -m invscale_demo --cait-build`: CAIT construction (cait_dataset/build) end to end, offline, on a
+"""`python -m invscale_demo --cait-build`: CAIT construction (cait_dataset/construction) end to end, offline, on a
 handful of scenes, then the CAIT tasks on what it built.
 
 An in-process stand-in for the LLM (an OpenAI-compatible chat endpoint on 127.0.0.1 answering the Table 19
@@ -145,7 +145,7 @@ def label_studio_export(tasks: list[dict], answers: dict[str, dict[str, str]], a
 
 def demo_review_answers(tasks: list[dict]) -> dict[str, dict[str, str]]:
     """The demo annotator keeps every bank scene with the bank's settings (and rejects anything else)."""
-    from cait_dataset.build.review import ANTHROPOMORPHIC, CATEGORY_OF, KEEP, NORMAL, REJECT
+    from cait_dataset.construction.review import ANTHROPOMORPHIC, CATEGORY_OF, KEEP, NORMAL, REJECT
 
     bank = {scene.uncommon: scene for scene in SCENE_BANK}
     answers = {}
@@ -161,8 +161,8 @@ def build_demo_cait(out: Path, say=print, image_size: int = 512) -> Path:
     """Build the demo's CAIT folder under OUT/cait_build (every stage resumes: a rerun makes no call)."""
     from diffusers.utils import logging as diffusers_logging
 
-    from cait_dataset.build import assemble, describe, filtering, images, review, scenes, verbs
-    from cait_dataset.build.generators import GeneratorConfig
+    from cait_dataset.construction import assemble, describe, filtering, images, review, scenes, verbs
+    from cait_dataset.construction.generators import GeneratorConfig
     from invscale.label_studio import annotations_from_export
     from invscale.judges import JudgeConfig
 

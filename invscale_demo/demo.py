@@ -13,7 +13,7 @@
 4. runs `postprocess report` over the logs and prints where the report is.
 
 With --cait-build it instead builds a CAIT folder of 4 scenes through the construction pipeline
-(cait_dataset/build: a fake LLM endpoint, a tiny diffusers pipeline, a demo annotator; see
+(cait_dataset/construction: a fake LLM endpoint, a tiny diffusers pipeline, a demo annotator; see
 invscale_demo/cait_build_demo.py) and runs the CAIT tasks on it with the smallest tiny model of each family.
 
 The tiny models answer one token (their answers are chance-level by construction; see

@@ -13,7 +13,7 @@ scene:
   gt_prompt       the text the image was generated from (the re-evaluation upper bound)
   style           realistic | cartoon
 
-Optional fields, written by the construction pipeline (cait_dataset/build, `cait-build`) and checked when
+Optional fields, written by the construction pipeline (cait_dataset/construction, `cait-build`) and checked when
 present:
 
   anthropomorphized  true when the acting subject was given human-like traits (the paper's Table 20)

@@ -1,4 +1,4 @@
-"""cait-build (cait_dataset/build): the CAIT construction pipeline, offline. The LLM and the image
+"""cait-build (cait_dataset/construction): the CAIT construction pipeline, offline. The LLM and the image
 endpoints are a local server speaking the OpenAI and Gemini wire formats (reeval_server.py) through the
 official clients, the LLM answering as invscale_demo.cait_build_demo.fake_llm_answer does; people are
 Label Studio export files; the local generator is a tiny random-weight diffusers pipeline."""
@@ -13,10 +13,10 @@ import yaml
 from reeval_server import JudgeServer, drawn_png
 
 from cait_dataset.__main__ import main as cait_dataset_main
-from cait_dataset.build import answers, assemble, describe, filtering, images, prompts, review, runner, scenes, verbs
-from cait_dataset.build.command import main
-from cait_dataset.build.files import BuildError
-from cait_dataset.build.generators import GeneratorConfig, load_generators
+from cait_dataset.construction import answers, assemble, describe, filtering, images, prompts, review, runner, scenes, verbs
+from cait_dataset.construction.command import main
+from cait_dataset.construction.files import BuildError
+from cait_dataset.construction.generators import GeneratorConfig, load_generators
 from invscale_demo.cait_build_demo import SCENE_BANK, fake_llm_answer, label_studio_export
 from invscale_demo.tiny_diffusion import ensure_tiny_diffusion
 from lmms_eval_tasks.__main__ import main as lmms_eval_tasks_main

@@ -182,7 +182,7 @@ def test_cait_construction_review_and_filtering_projects_through_the_server(serv
     on keep), and a review annotated on the server fills review.csv."""
     from label_studio_sdk import LabelStudio
 
-    from cait_dataset.build import filtering, review
+    from cait_dataset.construction import filtering, review
     from invscale_demo.cait_build_demo import SCENE_BANK
     from invscale.label_studio import ImageOutput, TaskSet
 

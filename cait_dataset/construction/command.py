@@ -13,7 +13,7 @@
   cait-build run WORK --config FILE [--llm NAME] [--generator NAME] [stage options] [--dry-run]
 
 --config is a YAML file with `judges:` (the LLMs, invscale/judges/config.py's schema) and `generators:`
-(cait_dataset/build/generators.py's); model_configs/cait_build.example.yaml has the paper's settings.
+(cait_dataset/construction/generators.py's); model_configs/cait_build.example.yaml has the paper's settings.
 --server (and --project) reach the Label Studio server named by LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY.
 """
 
