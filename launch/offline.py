@@ -122,11 +122,11 @@ def check_model(key: str, weights: str, hub_cache: Path | None) -> Check:
 
 
 def _task_dataset(include_path: Path, base: str) -> tuple[dict, Path]:
-    from lmms_eval_tasks.install import _yaml_without_tags
+    from lmms_eval_tasks.install import yaml_without_tags
 
     path = include_path / f"{base}.yaml"
     try:
-        return yaml.safe_load(_yaml_without_tags(path.read_text(encoding="utf-8"))) or {}, path
+        return yaml.safe_load(yaml_without_tags(path.read_text(encoding="utf-8"))) or {}, path
     except (OSError, yaml.YAMLError) as err:
         raise RegistryError(f"{path}: cannot read the task's dataset keys: {err}") from None
 

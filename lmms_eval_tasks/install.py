@@ -52,10 +52,10 @@ class OverrideError(ValueError):
 
 
 def _split_of(base: str) -> str:
-    return yaml.safe_load(_yaml_without_tags((TASKS_DIR / f"{base}.yaml").read_text()))["test_split"]
+    return yaml.safe_load(yaml_without_tags((TASKS_DIR / f"{base}.yaml").read_text()))["test_split"]
 
 
-def _yaml_without_tags(text: str) -> str:
+def yaml_without_tags(text: str) -> str:
     return text.replace("!function ", "")
 
 

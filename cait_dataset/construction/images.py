@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from invscale.judges.batch import _wait_all
+from invscale.judges.batch import wait_all
 from invscale.judges.cache import JudgeCache
 
 from .describe import described_scenes
@@ -151,7 +151,7 @@ def generate_images(work: Path, config: GeneratorConfig, candidates: int = 1, re
                 raise
 
         with ThreadPoolExecutor(max_workers=generator.concurrency, thread_name_prefix="images") as pool:
-            _wait_all([pool.submit(make, job) for job in todo], stop)
+            wait_all([pool.submit(make, job) for job in todo], stop)
     records = [store.answers[job.key] for job in jobs]
     _, undescribed = described_scenes(work)
     return ImagesResult(len(jobs), made, sum(bool(r.get("refused")) for r in records),

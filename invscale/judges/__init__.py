@@ -3,9 +3,10 @@ answers extraction cannot settle, the error taxonomy, CAIT construction): config
 the answer cache (cache.py), the endpoint client with retries and rate limit (client.py), and running
 many requests over several judges with resume and a dry-run estimate (batch.py)."""
 
-from invscale.judges.batch import CallEstimate, JudgeRun, ask_cached, estimate_calls, parse_error, run_judges
+from invscale.judges.batch import (CallEstimate, JudgeRun, ask_cached, estimate_calls, parse_error, progress_printer,
+                                   run_judges)
 from invscale.judges.cache import JudgeCache
 from invscale.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest, load_judges
 
 __all__ = ["CallEstimate", "JudgeCache", "JudgeConfig", "JudgeConfigError", "JudgeError", "JudgeRequest", "JudgeRun",
-           "ask_cached", "estimate_calls", "load_judges", "parse_error", "run_judges"]
+           "ask_cached", "estimate_calls", "load_judges", "parse_error", "progress_printer", "run_judges"]

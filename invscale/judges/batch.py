@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -29,6 +30,20 @@ OnCall = Callable[[str, str], None]  # (judge name, cache key) after each comple
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 PIXELS_PER_IMAGE_TOKEN = 750  # Anthropic's published estimate (width x height / 750); OpenAI's tiles are similar
 MAX_IMAGE_TOKENS = 1600  # providers downscale large images to about this many tokens
+
+
+def progress_printer(pending: dict[str, int], every: int = 100) -> OnCall:
+    """An on_call that prints each judge's progress to stderr every `every` calls and at its last call."""
+    done = dict.fromkeys(pending, 0)
+    lock = threading.Lock()
+
+    def report(judge_name: str, key: str) -> None:
+        with lock:
+            done[judge_name] += 1
+            n = done[judge_name]
+        if n % every == 0 or n == pending[judge_name]:
+            print(f"{judge_name}: {n}/{pending[judge_name]} calls", file=sys.stderr)
+    return report
 
 
 def cache_for(judge: JudgeConfig, cache_dir: Path | str) -> JudgeCache:
@@ -72,7 +87,7 @@ def ask_cached(client: JudgeClient, cache: JudgeCache, request: JudgeRequest, pa
     return cache.answers[key]
 
 
-def _wait_all(futures: list, stop: threading.Event) -> list:
+def wait_all(futures: list, stop: threading.Event) -> list:
     """The futures' results in submission order; on the first error, stop the rest and raise it."""
     try:
         for future in as_completed(futures):
@@ -106,7 +121,7 @@ def _ask_judge(client: JudgeClient, todo: list[tuple[str, JudgeRequest]], cache:
             raise
 
     with ThreadPoolExecutor(max_workers=client.judge.concurrency, thread_name_prefix=f"judge-{client.judge.name}") as pool:
-        _wait_all([pool.submit(ask, key, request) for key, request in todo], stop)
+        wait_all([pool.submit(ask, key, request) for key, request in todo], stop)
     return made
 
 
@@ -135,7 +150,7 @@ def run_judges(work: Work, cache_dir: Path | str, *, parse: Parse | None = None,
     clients = {judge.name: JudgeClient(judge) for judge, _ in work if todo[judge.name]}
     stop = threading.Event()
     with ThreadPoolExecutor(max_workers=max(1, len(clients)), thread_name_prefix="judges") as pool:
-        made = dict(zip(clients, _wait_all([pool.submit(_ask_judge, client, todo[name], caches[name], parse, stop,
+        made = dict(zip(clients, wait_all([pool.submit(_ask_judge, client, todo[name], caches[name], parse, stop,
                                                         on_call) for name, client in clients.items()], stop)))
     return {judge.name: JudgeRun(caches[judge.name], keys[judge.name], len(set(keys[judge.name])),
                                  len(set(keys[judge.name])) - len(todo[judge.name]), made.get(judge.name, 0))

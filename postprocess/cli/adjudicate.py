@@ -73,8 +73,7 @@ def run_adjudicate_command(args: argparse.Namespace) -> int:
 
     from lmms_eval_tasks.install import parse_overrides
     from postprocess.adjudication import from_logs
-    from postprocess.cli.cait import _progress
-    from invscale.judges import JudgeError
+    from invscale.judges import JudgeError, progress_printer
     from postprocess.logs.questions import reload_questions
 
     judge = _judge(args)
@@ -93,7 +92,7 @@ def run_adjudicate_command(args: argparse.Namespace) -> int:
         return 0
     try:
         adjudications, calls = from_logs.adjudicate_rows(items, judge, cache_dir,
-                                                         on_call=_progress({judge.name: estimate.calls}))
+                                                         on_call=progress_printer({judge.name: estimate.calls}))
     except JudgeError as error:
         print(f"error: {error}\nCompleted calls are cached in {cache_dir}; rerun to continue.", file=sys.stderr)
         return 1

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from postprocess.cli.logs import add_log_arguments, read_logs
@@ -26,23 +24,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
     reeval.set_defaults(handler=run_cait_reeval)
 
 
-def _progress(pending: dict[str, int], every: int = 100) -> Callable[[str, str], None]:
-    """An on_call that prints each judge's progress to stderr every `every` calls and at its last call."""
-    done = dict.fromkeys(pending, 0)
-    lock = threading.Lock()
-
-    def report(judge_name: str, key: str) -> None:
-        with lock:
-            done[judge_name] += 1
-            n = done[judge_name]
-        if n % every == 0 or n == pending[judge_name]:
-            print(f"{judge_name}: {n}/{pending[judge_name]} calls", file=sys.stderr)
-    return report
-
-
 def run_cait_reeval(args: argparse.Namespace) -> int:
     from postprocess.cait.reeval import pending_calls, run_reeval, write_reeval
-    from invscale.judges import JudgeConfigError, JudgeError, load_judges
+    from invscale.judges import JudgeConfigError, JudgeError, load_judges, progress_printer
 
     judges = load_judges(args.judges)
     if args.judge:
@@ -59,7 +43,7 @@ def run_cait_reeval(args: argparse.Namespace) -> int:
         return 0
     try:
         result = run_reeval(ingested.table, judges, cache_dir, include_gt_prompt=not args.no_gt_prompt,
-                            on_call=_progress({e.judge: e.calls for e in estimates}))
+                            on_call=progress_printer({e.judge: e.calls for e in estimates}))
     except JudgeError as error:
         print(f"error: {error}\nCompleted calls are cached in {cache_dir}; rerun to continue.", file=sys.stderr)
         return 1

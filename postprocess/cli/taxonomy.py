@@ -89,12 +89,11 @@ def _print_strata(strata) -> None:
 
 def run_taxonomy_command(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
-    from postprocess.cli.cait import _progress
     from postprocess.human.task_sets import VERDICT_LABELS
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.inverse_scaling.taxonomy import judging, numbers, sample
     from postprocess.logs.questions import reload_questions
-    from invscale.judges import JudgeError
+    from invscale.judges import JudgeError, progress_printer
     from postprocess.render.tables import write_table
     from postprocess.render.taxonomy_tables import taxonomy_tables
 
@@ -124,7 +123,7 @@ def run_taxonomy_command(args: argparse.Namespace) -> int:
         return 0
     try:
         result = judging.run_taxonomy(sided, shown, args.variant, judges, cache_dir,
-                                      on_call=_progress({e.judge: e.calls for e in estimates}))
+                                      on_call=progress_printer({e.judge: e.calls for e in estimates}))
     except JudgeError as error:
         print(f"error: {error}\nCompleted calls are cached in {cache_dir}; rerun to continue.", file=sys.stderr)
         return 1
