@@ -25,7 +25,7 @@ from pathlib import Path
 
 from lmms_eval_tasks.question import DocError
 from invscale.label_studio import ImageOutput, LabelStudioError
-from invscale.judges import JudgeConfigError, JudgeError, load_judges
+from invscale.judges import JudgeConfigError, JudgeError, choose_judges
 
 from . import prompts
 from .files import BuildError
@@ -44,7 +44,7 @@ def _pick(items: list, name: str | None, what: str, path: Path):
 def llm_of(args) -> object:
     if args.config is None:
         raise BuildError("this stage asks an LLM: give --config FILE")
-    return _pick(load_judges(args.config), args.llm, "LLM (judges entry)", args.config)
+    return choose_judges(args.config, [args.llm] if args.llm else [], named_by="--llm")[0]
 
 
 def generator_of(args) -> object:

@@ -6,7 +6,8 @@ many requests over several judges with resume and a dry-run estimate (batch.py).
 from invscale.judges.batch import (CallEstimate, JudgeRun, ask_cached, estimate_calls, parse_error, progress_printer,
                                    run_judges)
 from invscale.judges.cache import JudgeCache
-from invscale.judges.config import JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest, load_judges
+from invscale.judges.config import (JudgeConfig, JudgeConfigError, JudgeError, JudgeRequest, choose_judges,
+                                    load_judges)
 
 __all__ = ["CallEstimate", "JudgeCache", "JudgeConfig", "JudgeConfigError", "JudgeError", "JudgeRequest", "JudgeRun",
-           "ask_cached", "estimate_calls", "load_judges", "parse_error", "progress_printer", "run_judges"]
+           "ask_cached", "choose_judges", "estimate_calls", "load_judges", "parse_error", "progress_printer", "run_judges"]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -179,5 +179,17 @@ def load_named_entries(path: str | Path, key: str, from_entry: Callable[[Any, in
 def load_judges(path: str | Path) -> list[JudgeConfig]:
     """The judges of a YAML file (schema in the module docstring), validated."""
     return load_named_entries(path, "judges", _judge_from_entry, JudgeConfigError)
+
+
+def choose_judges(path: str | Path, names: Sequence[str] = (), *, named_by: str = "") -> list[JudgeConfig]:
+    """The judges of a judges file with these names, in the file's order; every judge when `names` is empty
+    (a use that asks one judge takes the first). `named_by` says where the names came from, for the message
+    when one is not in the file."""
+    judges = load_judges(path)
+    unknown = sorted(set(names) - {judge.name for judge in judges})
+    if unknown:
+        raise JudgeConfigError(f"{path}: no judge named {unknown[0]!r}{f' ({named_by})' if named_by else ''}; "
+                               f"judges: {[judge.name for judge in judges]}")
+    return [judge for judge in judges if not names or judge.name in names]
 
 

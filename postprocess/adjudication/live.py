@@ -60,18 +60,15 @@ _warned: set[str] = set()
 
 
 def _open_session() -> _Session:
-    from invscale.judges import JudgeConfigError, load_judges
+    from invscale.judges import JudgeConfigError, choose_judges
     from invscale.judges.batch import cache_for
     from invscale.judges.client import JudgeClient
 
     path = os.environ.get(JUDGES_ENV)
     if not path:
         raise JudgeConfigError(f"{JUDGES_ENV} is not set (it must name the adjudication judges file)")
-    judges = load_judges(path)
     name = os.environ.get(JUDGE_ENV)
-    chosen = [j for j in judges if j.name == name] if name else judges[:1]
-    if not chosen:
-        raise JudgeConfigError(f"{path}: no judge named {name!r} ({JUDGE_ENV}); judges: {[j.name for j in judges]}")
+    chosen = choose_judges(path, [name] if name else [], named_by=JUDGE_ENV)
     cache_dir = Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE).expanduser()
     return _Session(chosen[0], JudgeClient(chosen[0]), cache_for(chosen[0], cache_dir))
 

@@ -49,15 +49,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _judge(args: argparse.Namespace):
-    from invscale.judges import JudgeConfigError, load_judges
+    from invscale.judges import choose_judges
 
-    judges = load_judges(args.judges)
-    if args.judge is None:
-        return judges[0]
-    chosen = [j for j in judges if j.name == args.judge]
-    if not chosen:
-        raise JudgeConfigError(f"{args.judges}: no judge named {args.judge!r}; judges: {[j.name for j in judges]}")
-    return chosen[0]
+    return choose_judges(args.judges, [args.judge] if args.judge else [])[0]
 
 
 def _print_unparsed(rows, table) -> None:

@@ -26,14 +26,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 def run_cait_reeval(args: argparse.Namespace) -> int:
     from postprocess.cait.reeval import pending_calls, run_reeval, write_reeval
-    from invscale.judges import JudgeConfigError, JudgeError, load_judges, progress_printer
+    from invscale.judges import JudgeError, choose_judges, progress_printer
 
-    judges = load_judges(args.judges)
-    if args.judge:
-        unknown = sorted(set(args.judge) - {j.name for j in judges})
-        if unknown:
-            raise JudgeConfigError(f"{args.judges}: no judge named {unknown[0]!r}; judges: {[j.name for j in judges]}")
-        judges = [j for j in judges if j.name in args.judge]
+    judges = choose_judges(args.judges, args.judge)
     _, ingested = read_logs(args)
     cache_dir = args.judge_cache or args.out / "judge_cache"
     estimates = pending_calls(ingested.table, judges, cache_dir, not args.no_gt_prompt)

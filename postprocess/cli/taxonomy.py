@@ -69,13 +69,9 @@ def add(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _judges(args: argparse.Namespace):
-    from invscale.judges import JudgeConfigError, load_judges
+    from invscale.judges import choose_judges
 
-    judges = load_judges(args.judges)
-    unknown = sorted(set(args.judge) - {j.name for j in judges})
-    if unknown:
-        raise JudgeConfigError(f"{args.judges}: no judge named {unknown[0]!r}; judges: {[j.name for j in judges]}")
-    return [j for j in judges if not args.judge or j.name in args.judge]
+    return choose_judges(args.judges, args.judge)
 
 
 def _print_strata(strata) -> None:
