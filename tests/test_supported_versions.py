@@ -34,9 +34,22 @@ def test_no_3_11_datetime_utc():
 
 
 def test_pyproject_states_the_range_and_the_installed_lmms_eval_is_in_it():
+    from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
     pyproject = (REPO / "pyproject.toml").read_text()
     assert re.search(r'^requires-python = ">=3.10"', pyproject, re.MULTILINE)
-    assert re.search(r'^    "lmms-eval>=0.7,<0.8",', pyproject, re.MULTILINE)
-    assert Version("0.7") <= Version(importlib.metadata.version("lmms-eval")) < Version("0.8")
+    requirement = re.search(r'^    "lmms-eval([^"]+)",', pyproject, re.MULTILINE)
+    assert requirement and SpecifierSet(requirement.group(1)) == SpecifierSet(">=0.7,<0.8,!=0.7.1,!=0.7.2")
+    assert Version(importlib.metadata.version("lmms-eval")) in SpecifierSet(requirement.group(1))
+
+
+def test_the_patch_releases_whose_wheels_lack_task_files_are_excluded():
+    """0.7.1 and 0.7.2's wheels lack the `_default_template_yaml` files their task YAMLs include: every run fails
+    while lmms-eval indexes its tasks. The requirement leaves them out; 0.7 and 0.7.3 are in it (CI tests both)."""
+    from packaging.requirements import Requirement
+
+    pyproject = (REPO / "pyproject.toml").read_text()
+    lmms_eval = next(Requirement(line.strip().strip('",')) for line in pyproject.splitlines()
+                     if line.strip().startswith('"lmms-eval'))
+    assert [version for version in ("0.7", "0.7.1", "0.7.2", "0.7.3") if version in lmms_eval.specifier] == ["0.7", "0.7.3"]
