@@ -1,7 +1,7 @@
-"""python -m lmms_eval_tasks {export,install,uninstall,check,fixtures,list,generate,cait-validate,cait-prepare}.
+"""The benchmark tasks for lmms-eval: list them, check local data, write the task folder, install it.
 
-export/install/uninstall/check: see install.py; generate: see generate.py; cait-*: see cait.py.
-`fixtures DIR` then `install --from DIR/tasks` installs the bundled fixtures in two commands."""
+`fixtures DIR` then `install --from DIR/tasks` installs the bundled fixtures in two commands. Exit codes:
+0 done, 1 a check found problems (listed), 2 unusable input (the reason in one line)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,36 @@ import argparse
 import sys
 from pathlib import Path
 
+from invscale.options import add_tasks_dir_argument
+
 from . import cait
 from .catalog import GROUPS, TASKS
 from .install import (TASKS_DIR, OverrideError, export_tasks, install, installed_task_files, parse_overrides,
                       shadowing_warnings, uninstall)
 from .question import DocError
+from .validation import MAX_REPORTED, check_data, check_task_folder_data
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmms_eval_tasks", description=__doc__)
+def validated(data: dict[str, str], max_errors: int = MAX_REPORTED) -> bool:
+    """Every row of each --data override checked; the problems printed to stderr. True when all are valid."""
+    checks = [check_data(task, source) for task, source in data.items()]
+    for check in checks:
+        print(check.summary(max_errors), file=sys.stderr if check.problems else sys.stdout)
+    return not any(check.problems for check in checks)
+
+
+def build_parser(prog: str = "python -m lmms_eval_tasks") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    data_help = "point a base task at local data: TASK=PATH (parquet/json/jsonl/csv/tsv files, comma-joined, or a save_to_disk folder)"
-    export = commands.add_parser("export", help="write the task folder for lmms-eval --include_path")
+    data_help = ("point a base task at local data: TASK=PATH (parquet/json/jsonl/csv/tsv files, comma-joined, or a "
+                 "save_to_disk folder); every row is validated first")
+    validate = commands.add_parser("validate", help="check local benchmark data row by row (every bad row listed "
+                                                    "with file, row and field; exit 1 on any)")
+    validate.add_argument("--data", action="append", default=[], metavar="TASK=PATH", help=data_help)
+    add_tasks_dir_argument(validate, None, "check the local data of an exported task folder (every base task that "
+                                           "reads local files)")
+    validate.add_argument("--max-errors", type=int, default=MAX_REPORTED, help="bad rows listed per task (the rest counted)")
+    export = commands.add_parser("export", help="write the task folder that lmms-eval reads (its --include_path)")
     export.add_argument("destination", type=Path)
     export.add_argument("--data", action="append", default=[], metavar="TASK=PATH", help=data_help)
     install_cmd = commands.add_parser("install", help="install the tasks into lmms-eval's own task folder")
@@ -29,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
                              help="install a task folder written by `export` (or `fixtures`) as it is")
     commands.add_parser("uninstall", help="remove the installed tasks")
     check = commands.add_parser("check", help="where lmms-eval finds these tasks; warn when an installed copy "
-                                              "shadows the --include-path copy")
-    check.add_argument("--include-path", type=Path, default=TASKS_DIR)
+                                              "shadows the task folder")
+    add_tasks_dir_argument(check, TASKS_DIR, "the task folder lmms-eval is given (default: the package's tasks)")
     fixtures = commands.add_parser("fixtures", help="write the bundled fixture datasets and a task folder reading them")
     fixtures.add_argument("destination", type=Path)
     commands.add_parser("list", help="list the tasks and groups")
@@ -42,22 +60,46 @@ def main(argv: list[str] | None = None) -> int:
     prepare = commands.add_parser("cait-prepare", help="validate a CAIT folder and write it for --data cait=OUT")
     prepare.add_argument("folder", type=Path)
     prepare.add_argument("out", type=Path)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m lmms_eval_tasks") -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
+        if args.command == "validate":
+            if not args.data and args.tasks_dir is None:
+                raise OverrideError("validate: give --data TASK=PATH (one or more) or --tasks-dir DIR")
+            if args.tasks_dir is not None:
+                checks, hub = check_task_folder_data(args.tasks_dir, TASKS)
+                for check in checks:
+                    print(check.summary(args.max_errors), file=sys.stderr if check.problems else sys.stdout)
+                if hub:
+                    print(f"not checked (they read a hub dataset): {', '.join(hub)}")
+                if any(check.problems for check in checks):
+                    return 1
+            return 0 if validated(parse_overrides(args.data), args.max_errors) else 1
         if args.command == "export":
-            print(export_tasks(args.destination, parse_overrides(args.data)))
+            data = parse_overrides(args.data)
+            if not validated(data):
+                print("nothing written: fix the rows above, then export again", file=sys.stderr)
+                return 1
+            print(export_tasks(args.destination, data))
         elif args.command == "install":
-            print(f"installed into {install(parse_overrides(args.data), source=args.source)}")
+            data = parse_overrides(args.data)
+            if not validated(data):
+                print("nothing installed: fix the rows above, then install again", file=sys.stderr)
+                return 1
+            print(f"installed into {install(data, source=args.source)}")
         elif args.command == "check":
             installed = installed_task_files()
             names = {name for tasks in installed.values() for name in tasks}
             print(f"installed into lmms-eval: {len(names)} of {len(TASKS)} tasks"
                   + (f" in {', '.join(map(str, installed))}" if installed else ""))
-            warnings = shadowing_warnings(args.include_path)
+            warnings = shadowing_warnings(args.tasks_dir)
             for warning in warnings:
                 print(f"WARNING: {warning}")
             if not warnings:
-                print(f"lmms-eval --include_path {args.include_path.resolve()} runs that folder's tasks")
+                print(f"lmms-eval --include_path {args.tasks_dir.resolve()} runs that folder's tasks")
             return 1 if warnings else 0
         elif args.command == "uninstall":
             removed = uninstall()

@@ -266,7 +266,7 @@ def shadowing_warnings(include_path: Path | None) -> list[str]:
                   or (folder / name).exists() and (folder / name).read_bytes() != (include / name).read_bytes()]
         what = (f"and differs from it in {len(differ)} file(s): {', '.join(differ[:6])}{' ...' if len(differ) > 6 else ''}"
                 if differ else "(identical to it today)")
-        warnings.append(f"an installed copy of {len(tasks)} of these tasks at {folder} shadows --include-path {include}: "
+        warnings.append(f"an installed copy of {len(tasks)} of these tasks at {folder} shadows the task folder {include}: "
                         f"lmms-eval runs the installed copy {what}; remove it with `python -m lmms_eval_tasks "
                         "uninstall` (or delete that folder) to run the include path")
     return warnings

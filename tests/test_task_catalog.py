@@ -181,11 +181,12 @@ def test_install_from_an_exported_folder_and_the_shadowing_warning(monkeypatch, 
     target = install.install(source=fixture_tasks)
     assert (target / "blink_val.yaml").read_bytes() == (fixture_tasks / "blink_val.yaml").read_bytes()
     [warning] = install.shadowing_warnings(TASKS_DIR)
-    assert warning.startswith(f"an installed copy of {len(TASKS)} of these tasks at {target} shadows --include-path "
+    assert warning.startswith(f"an installed copy of {len(TASKS)} of these tasks at {target} shadows the task folder "
                               f"{TASKS_DIR}: lmms-eval runs the installed copy and differs from it in 10 file(s): ")
     assert "invscale_mme_test.yaml" in warning and "python -m lmms_eval_tasks uninstall" in warning
     assert "(identical to it today)" in install.shadowing_warnings(fixture_tasks)[0]
-    assert tasks_main(["check", "--include-path", str(TASKS_DIR)]) == 1
+    assert tasks_main(["check", "--tasks-dir", str(TASKS_DIR)]) == 1
+    assert tasks_main(["check", "--include-path", str(TASKS_DIR)]) == 1  # the older spelling, still accepted
     assert f"installed into lmms-eval: {len(TASKS)} of {len(TASKS)} tasks in {target}" in capsys.readouterr().out
     # a copy somebody placed by hand elsewhere in lmms-eval's folder is found by its task names
     stray = tmp_path / "lmms_eval_tasks" / "mine"
