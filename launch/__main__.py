@@ -4,9 +4,9 @@
   python -m launch run   (same selection) [--only ROW[,ROW..]] [--keep-going] [--dry-run]
   python -m launch run   --manifest DIR/slurm/manifest.tsv --only ROW      (what each Slurm array task runs)
   python -m launch slurm (same selection) [--slurm-dir DIR] [--job-name NAME] [--force] [--dry-run]
-  python -m launch check-offline (same selection) --tasks ... [--include-path DIR]
+  python -m launch check-offline (same selection) --tasks ... [--tasks-dir DIR]
 
-  common: [--gpus-per-node 8] [--include-path DIR] [--keep-groups] [--extra-models YAML ..]
+  common: [--gpus-per-node 8] [--tasks-dir DIR] [--keep-groups] [--extra-models YAML ..]
           [--lmms-eval-cmd "python -m lmms_eval"] [--allow-mixed-protocol]
   run-wide settings (every selected model): [--limit N] [--gen-kwargs K=V,..] [--model-args K=V,..]
           [--hf-wrappers] [--device cpu|cuda:N] (plan and run)
@@ -49,10 +49,11 @@ that GPU. --lmms-eval-cmd is the command used to invoke lmms-eval (default `pyth
 word is the Python interpreter: data-parallel runs replace it with `accelerate launch --num_processes N`,
 and `python` itself means the interpreter running the launcher. Point it at another script to run a
 wrapper, a patched lmms-eval, or (the tests) a fake that writes or withholds the output files.
---include-path defaults to the project's task folder (lmms_eval_tasks/tasks, hub datasets); pass an
-exported folder (`python -m lmms_eval_tasks export`) to read local data. A copy of the tasks installed
-into lmms-eval (`python -m lmms_eval_tasks install`) wins over --include-path: the launcher warns when
-it differs from the include path.
+--tasks-dir (lmms-eval's --include_path) defaults to the project's task folder (hub datasets); pass an
+exported folder (`invscale tasks export`) to read local data: `run` first checks every row of that local
+data (`invscale tasks validate`) and stops, listing the bad rows, before any model loads. A copy
+of the tasks installed into lmms-eval (`invscale tasks install`) wins over --tasks-dir: the launcher warns
+when it differs from that folder.
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from invscale.options import add_tasks_dir_argument
 from lmms_eval_tasks.install import TASKS_DIR, shadowing_warnings
+from lmms_eval_tasks.validation import check_task_folder_data
 from model_configs import RegistryError, load_registry
 from model_configs.launch_settings import split_args
 
@@ -78,6 +81,10 @@ from .runner import (OFFLINE_ENV, RunFailed, find_outputs, incomplete_reason, lm
 from .slurm import slurm_files, write_slurm
 
 COMMANDS = ("plan", "run", "slurm", "check-offline")
+HELP = {"plan": "print every run, its command, GPUs and estimated GPU-hours",
+        "run": "run the plan's rows on this node (complete runs are skipped, a failed task fails the row)",
+        "slurm": "write Slurm job arrays and submit.sh for the plan",
+        "check-offline": "list every model file and dataset the plan needs that is not on this machine"}
 
 
 class LaunchFailed(RuntimeError):
@@ -101,17 +108,17 @@ def _key_values(text: str) -> str:
     return text
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m launch", description=__doc__,
+def _parser(prog: str = "python -m launch") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
-        sub = commands.add_parser(name, help=f"see `python -m launch --help` ({name})")
+        sub = commands.add_parser(name, help=HELP[name], description=HELP[name])
         select = sub.add_mutually_exclusive_group(required=name != "run")
         select.add_argument("--models", type=_csv, help="registry keys, comma-separated, or all")
         select.add_argument("--family", type=_csv, help="families, comma-separated (CAIT: the CAIT paper's models)")
         sub.add_argument("--tasks", type=_csv, help="tasks or groups, comma-separated")
-        sub.add_argument("--include-path", type=Path, default=TASKS_DIR, help="task folder for lmms-eval")
+        add_tasks_dir_argument(sub, TASKS_DIR, "the task folder lmms-eval reads (default: the package's tasks)")
         sub.add_argument("--keep-groups", action="store_true", help="run a group as one lmms-eval call")
         sub.add_argument("--extra-models", type=Path, action="append", default=[],
                          help="more registry YAML (same schema as model_configs/models.yaml)")
@@ -164,7 +171,7 @@ def _plan_rows(args: argparse.Namespace, out: Path) -> tuple[list[Row], list[str
     notes += partial_family_notes(registry, targets, options)
     rows = build_plan(apply_options(targets, options), expand_tasks(args.tasks, args.keep_groups), out,
                       gpus_per_node=getattr(args, "gpus_per_node", DEFAULT_GPUS_PER_NODE),
-                      include_path=args.include_path, lmms_eval_cmd=getattr(args, "lmms_eval_cmd", DEFAULT_LMMS_EVAL_CMD),
+                      include_path=args.tasks_dir, lmms_eval_cmd=getattr(args, "lmms_eval_cmd", DEFAULT_LMMS_EVAL_CMD),
                       options=options)
     return rows, notes
 
@@ -259,8 +266,16 @@ def _terminate(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def check_local_data(tasks_dir: Path, rows: Sequence[Row]) -> None:
+    """Every row of the local data the rows' tasks read, before any model loads; PlanError listing the bad rows."""
+    checks, _ = check_task_folder_data(tasks_dir, [task for row in rows for task in row.tasks])
+    bad = [check for check in checks if check.problems]
+    if bad:
+        raise PlanError("bad rows in the local data, nothing was run:\n" + "\n".join(check.summary() for check in bad))
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m launch") -> int:
+    args = _parser(prog).parse_args(argv)
     try:
         if args.command == "check-offline":
             from .offline import check_offline
@@ -277,8 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.out is None:
                 raise PlanError("--out is required (or --manifest, for run)")
             rows, notes = _plan_rows(args, args.out)
-            for warning in shadowing_warnings(args.include_path):
+            for warning in shadowing_warnings(args.tasks_dir):
                 print(f"WARNING: {warning}", file=sys.stderr)
+            if args.command == "run":
+                check_local_data(args.tasks_dir, rows)
         if args.command == "plan":
             print(format_plan(rows, args.gpus_per_node, notes), end="")
         elif args.command == "run":

@@ -106,6 +106,8 @@ def run_lmms_eval(command: list[str], output: Path, tasks: list[str], log: Path,
     missing = [task for task in tasks if task not in samples]
     if code != 0 or results is None or missing:
         reason = f"exit code {code}" if code != 0 else "no results.json" if results is None else f"no samples for {missing}"
+        if code == 0:  # lmms-eval logs a task that fails to load or run and still exits 0
+            reason += "; lmms-eval exited 0, but a task failed: the log above says why"
         raise RunFailed(f"lmms-eval run failed ({reason}); log: {log}\n{_tail(log)}")
     return RunOutput(results, samples, log, time.time() - started)
 

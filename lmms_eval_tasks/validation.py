@@ -162,7 +162,12 @@ def check_task_folder_data(tasks_dir: Path, tasks: Iterable[str]) -> tuple[list[
     bases = list(dict.fromkeys(TASKS[task].base for task in tasks if task in TASKS))
     checks, hub = [], []
     for base in bases:
-        block = local_block(Path(tasks_dir) / f"{base}.yaml")
+        task_file = Path(tasks_dir) / f"{base}.yaml"
+        if not task_file.is_file():
+            checks.append(DataCheck(base, str(task_file), problems=[f"{task_file}: no such task file (is {tasks_dir} "
+                                                                    "a folder written by `invscale tasks export`?)"]))
+            continue
+        block = local_block(task_file)
         if block is None:
             hub.append(base)
             continue

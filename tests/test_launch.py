@@ -400,7 +400,8 @@ def test_a_run_without_samples_fails_loudly(tmp_path, capsys, fake_env, monkeypa
     error = capsys.readouterr().err
     log = (out / "Qwen3-VL-2B" / "invscale_ai2d_test" / "lmms_eval.log").resolve()
     assert (f"[row 0] Qwen3-VL-2B / invscale_ai2d_test FAILED (model Qwen3-VL-2B, tasks invscale_ai2d_test): "
-            f"lmms-eval run failed (no samples for ['invscale_ai2d_test']); log: {log}") in error
+            f"lmms-eval run failed (no samples for ['invscale_ai2d_test']; lmms-eval exited 0, but a task failed: "
+            f"the log above says why); log: {log}") in error
     assert len(fake_env()) == 1  # stopped at the first failure
     assert launch(*args, "--keep-going") == 1
     error = capsys.readouterr().err

@@ -84,3 +84,15 @@ def test_a_task_folder_is_checked_for_its_local_data_and_hub_tasks_are_named_not
     assert [(check.task, len(check.problems)) for check in checks] == [("invscale_mmbench_dev_en", 3), ("blink_val", 0)]
     assert hub == ["invscale_mme_test"]
     assert tasks_main(["validate", "--tasks-dir", str(folder)]) == 1
+
+
+def test_launch_run_stops_on_bad_local_data_before_any_model_loads(tmp_path, capsys):
+    from launch.__main__ import main as launch_main
+
+    folder = export_tasks(tmp_path / "tasks", {"invscale_mmbench_dev_en": str(bad_mmbench(tmp_path))})
+    out = tmp_path / "runs"
+    assert launch_main(["run", "--models", "Qwen3-VL-2B", "--tasks", "invscale_mmbench_dev_en", "--out", str(out),
+                        "--tasks-dir", str(folder), "--lmms-eval-cmd", "false"]) == 2
+    error = capsys.readouterr().err
+    assert "bad rows in the local data, nothing was run" in error and error.count(" row ") >= 3
+    assert not out.exists()
