@@ -39,9 +39,9 @@ class _AppendSource(argparse.Action):
         namespace.sources = [*(namespace.sources or []), (self.dest, name, Path(path))]
 
 
-def quality_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cait-quality", description="Image quality (NIQE, BRISQUE) and CLIP caption "
-                                     "alignment per dataset: the CAIT paper's Tables 9-10 (cait_dataset/quality.py)")
+def quality_parser(prog: str = "cait-quality") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Image quality (NIQE, BRISQUE) and CLIP caption "
+                                     "alignment per dataset: the CAIT paper's Tables 9-10")
     commands = parser.add_subparsers(dest="command", required=True)
     score = commands.add_parser("score", help="score the datasets' images and write the tables")
     score.set_defaults(sources=[])
@@ -67,10 +67,10 @@ def quality_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def quality_main(argv: list[str] | None = None) -> int:
+def quality_main(argv: list[str] | None = None, prog: str = "cait-quality") -> int:
     from . import quality
 
-    args = quality_parser().parse_args(argv)
+    args = quality_parser(prog).parse_args(argv)
     try:
         if args.command == "winoground-export":
             import datasets
@@ -101,9 +101,9 @@ def quality_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def lora_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cait-lora", description="The CAIT paper's LoRA study (Section 5.2, Table 8): "
-                                     "split, train, evaluate on the held-out part, report (cait_dataset/lora.py)")
+def lora_parser(prog: str = "cait-lora") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="The CAIT paper's LoRA study (Section 5.2, Table 8): "
+                                     "split, train, evaluate on the held-out part, report")
     commands = parser.add_subparsers(dest="command", required=True)
     split = commands.add_parser("split", help="the stratified, seeded train / held-out split of a CAIT folder")
     split.add_argument("folder", type=Path, help="a CAIT folder")
@@ -135,10 +135,10 @@ def lora_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def lora_main(argv: list[str] | None = None) -> int:
+def lora_main(argv: list[str] | None = None, prog: str = "cait-lora") -> int:
     from . import heldout, lora, split
 
-    args = lora_parser().parse_args(argv)
+    args = lora_parser(prog).parse_args(argv)
     try:
         if args.command == "split":
             summary = split.write_split(args.folder, args.work, args.train_fraction, args.seed)
@@ -162,7 +162,7 @@ def lora_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def build_main(argv: list[str] | None = None) -> int:
+def build_main(argv: list[str] | None = None, prog: str = "cait-build") -> int:
     from .construction.command import main
 
-    return main(argv)
+    return main(argv, prog)

@@ -5,7 +5,8 @@
 1. writes the bundled fixtures (the nine benchmark splits at demo scale, and a CAIT folder) and a
    task folder reading them;
 2. builds tiny random-weight models of two families, Qwen3-VL (three dense sizes and a MoE) and
-   Molmo 2 (three sizes), registered in OUT/demo_models.yaml as the families "Tiny Qwen3-VL" and
+   Molmo 2 (three sizes), registered in OUT/logs/extra_models.yaml (read by every command given those logs,
+   without --extra-models) as the families "Tiny Qwen3-VL" and
    "Tiny Molmo 2" with their real parameter counts (total and, for the MoE, active);
 3. runs the real lmms-eval CLI per model: the nine base tasks, their reversed-option variant, and the
    CAIT tasks (a run whose results and samples are already complete is kept: re-running is cheap); two
@@ -40,6 +41,7 @@ from tqdm import tqdm
 from lmms_eval_tasks.catalog import GROUPS, TASKS
 from launch.runner import OFFLINE_ENV, find_outputs, lmms_eval_command, run_lmms_eval
 from lmms_eval_tasks.install import export_tasks
+from model_configs import REGISTRY_BESIDE_LOGS
 
 from .fixtures import write_fixtures
 from .tiny_models import ensure_model
@@ -90,7 +92,8 @@ def build_models(out: Path) -> tuple[list[tuple[str, str, Path]], Path]:
             entries.append({"key": key, "hf_id": f"local/{key}", "family": family, "size": label,
                             "total_params": total, "active_params": active, "moe": active < total,
                             "encoder_tier": f"{family} encoder", "lmms_eval_model": wrapper})
-    registry = out / "demo_models.yaml"
+    registry = out / "logs" / REGISTRY_BESIDE_LOGS  # beside the logs, so every command over them finds the models
+    registry.parent.mkdir(parents=True, exist_ok=True)
     registry.write_text(yaml.safe_dump({"families": list(FAMILIES), "models": entries}, sort_keys=False))
     return built, registry
 
@@ -151,7 +154,7 @@ def default_jobs() -> int:
 def run_demo(out: Path, jobs: int = 1) -> Path:
     out = out.resolve()
     tasks_dir = export_tasks(out / "tasks", write_fixtures(out / "fixtures", scale=FIXTURE_SCALE))
-    models, registry = build_models(out)
+    models, _ = build_models(out)
     expected = [t for t in DEMO_TASKS if t in TASKS]
     todo = []
     for key, wrapper, path in models:
@@ -183,7 +186,7 @@ def run_demo(out: Path, jobs: int = 1) -> Path:
             future.result()  # a failed run stops the demo with its reason
     report = out / "report"
     subprocess.run([sys.executable, "-m", "postprocess", "report", "--logs", str(out / "logs"), "--out", str(report),
-                    "--extra-models", str(registry), "--cache-dir", str(out / "cache"), *REPORT_OPTIONS],
+                    "--cache-dir", str(out / "cache"), *REPORT_OPTIONS],
                    check=True, env={**os.environ, **OFFLINE_ENV})
     return report
 
@@ -218,8 +221,8 @@ def run_cait_build_demo(out: Path) -> Path:
     return logs_root
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
     parser.add_argument("--jobs", type=int, default=default_jobs(),

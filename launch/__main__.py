@@ -14,13 +14,13 @@
 Families by name, case and spaces/hyphens/underscores ignored: --family Gemma-3 = --family "Gemma 3".
 
 plan   prints every run (one per model x task; a group is split into its tasks unless --keep-groups),
-       its command, GPUs and estimated GPU-hours (launch/plan.py: the formula; an estimate). It refuses a
-       family whose sizes are not sent the same thing (backend, processor, model_args, ...: see
-       model_configs/launch_settings.py, LaunchSpec.protocol) unless --allow-mixed-protocol, and then says
+       its command, GPUs and estimated GPU-hours (an estimate from the model size). It refuses a
+       family whose sizes are not sent the same thing (backend, processor, model_args, ...) unless
+       --allow-mixed-protocol, and then says
        what differs; it notes a family that run-wide settings reach only in part.
 run    runs the rows one after another on this node, into OUT/<model key>/<task or group>/, each under a lock
        (OUT/<model>/<task>/launch.lock: a second launcher on the same row names the holder and fails; a lock
-       of a dead process on this host is taken over with a notice; launch/lock.py).
+       of a dead process on this host is taken over with a notice).
        Resume: a run folder whose newest results.json has every task's samples file, each non-empty,
        ending in a newline and holding as many lines as results.json's n-samples, and whose results.json
        records the same --model_args, --gen_kwargs, --limit (and --device) as this run asks for, is complete
@@ -33,12 +33,12 @@ run    runs the rows one after another on this node, into OUT/<model key>/<task 
        The caller's HF_HUB_OFFLINE / HF_DATASETS_OFFLINE / TRANSFORMERS_OFFLINE apply (default: online);
        images are always sent as PNG (LMMS_IMAGE_ENCODE_FORMAT=PNG).
 slurm  writes manifest.tsv (one row per run), one job-array script per GPU count and submit.sh into
-       --slurm-dir (default OUT/slurm); see launch/slurm.py.
+       --slurm-dir (default OUT/slurm).
 check-offline  lists every file the plan needs that is not on this machine: each model's snapshot in the
        Hugging Face cache (or its local folder), complete (config, every weight shard, tokenizer,
        processor, remote code), and each task's data (local files, or the prepared dataset in
        HF_DATASETS_CACHE); it compares the chat templates and processor configs of a family's cached sizes.
-       Exit 1 when something is missing (launch/offline.py).
+       Exit 1 when something is missing.
 
 --limit N: N questions per task (lmms-eval --limit). --gen-kwargs: lmms-eval --gen_kwargs, replacing the
 tasks' generation settings (e.g. max_new_tokens=8 for a tiny random-weight model). --model-args: added to
@@ -121,7 +121,7 @@ def _parser(prog: str = "python -m launch") -> argparse.ArgumentParser:
         add_tasks_dir_argument(sub, TASKS_DIR, "the task folder lmms-eval reads (default: the package's tasks)")
         sub.add_argument("--keep-groups", action="store_true", help="run a group as one lmms-eval call")
         sub.add_argument("--extra-models", type=Path, action="append", default=[],
-                         help="more registry YAML (same schema as model_configs/models.yaml)")
+                         help="more model registry YAML files (the bundled registry's schema), e.g. the demo's")
         sub.add_argument("--hf-wrappers", action="store_true",
                          help="run each model on its lmms-eval HF wrapper (lmms_eval_model) instead of its backend")
         sub.add_argument("--model-args", type=_key_values, help="k=v,... added to every model's --model_args")

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, read_results, samples_files_of
+from postprocess.logs.runs import RESULTS_SUFFIX, SAMPLES_MARKER, VERSION_FILE, read_results, samples_files_of
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 # lmms-eval's chat wrappers encode images in this format (protocol.py); PNG is lossless, JPEG would alter pixels
@@ -95,9 +95,32 @@ def find_outputs(output: Path, tasks: list[str], since: float = 0.0) -> tuple[Pa
     return newest, {task: samples[task] for task in tasks if task in samples and samples[task].stat().st_size > 0}
 
 
+def lmms_eval_version(command: list[str]) -> str | None:
+    """The lmms-eval package version of the interpreter the command runs (python, or the one beside accelerate);
+    None for another command (a wrapper script) or an interpreter without lmms-eval."""
+    head = Path(command[0])
+    python = head.with_name("python") if head.name == "accelerate" else head if head.name.startswith("python") else None
+    if python is None:
+        return None
+    if str(python) == sys.executable:
+        import importlib.metadata
+
+        try:
+            return importlib.metadata.version("lmms-eval")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    found = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('lmms-eval'))"],
+                           capture_output=True, text=True, timeout=120)
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
 def run_lmms_eval(command: list[str], output: Path, tasks: list[str], log: Path, env: dict | None = None) -> RunOutput:
-    """Run the command, then fail loudly unless results.json and every task's samples file exist and are non-empty."""
+    """Run the command, then fail loudly unless results.json and every task's samples file exist and are non-empty.
+    The lmms-eval version is written beside the run (VERSION_FILE): results.json records only a git state."""
     output.mkdir(parents=True, exist_ok=True)
+    version = lmms_eval_version(command)
+    if version:
+        (output / VERSION_FILE).write_text(version + "\n", encoding="utf-8")
     started = time.time()
     with open(log, "w") as handle:
         code = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT,

@@ -377,6 +377,9 @@ def _read_yaml(path: Path) -> Registry:
     return Registry.from_dict(data or {}, source=str(path))
 
 
+REGISTRY_BESIDE_LOGS = "extra_models.yaml"  # a logs folder's own models: read with those logs, no flag needed
+
+
 def load_registry(path: str | Path | None = None, extra: Iterable[str | Path] = ()) -> Registry:
     """Load and validate `path` (default: model_configs/models.yaml), merged with each `extra` YAML."""
     registry = _read_yaml(Path(path) if path is not None else DEFAULT_REGISTRY_PATH)
@@ -385,4 +388,4 @@ def load_registry(path: str | Path | None = None, extra: Iterable[str | Path] = 
     return registry
 
 
-__all__ = ["CAIT_GROUPS", "DEFAULT_REGISTRY_PATH", "CaitModel", "ModelSpec", "Registry", "load_registry"]
+__all__ = ["CAIT_GROUPS", "DEFAULT_REGISTRY_PATH", "REGISTRY_BESIDE_LOGS", "CaitModel", "ModelSpec", "Registry", "load_registry"]

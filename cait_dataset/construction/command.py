@@ -44,7 +44,7 @@ def _pick(items: list, name: str | None, what: str, path: Path):
 def llm_of(args) -> object:
     if args.config is None:
         raise BuildError("this stage asks an LLM: give --config FILE")
-    return choose_judges(args.config, [args.llm] if args.llm else [], named_by="--llm")[0]
+    return choose_judges(args.config, [args.judge] if args.judge else [], named_by="--judge")[0]
 
 
 def generator_of(args) -> object:
@@ -53,8 +53,8 @@ def generator_of(args) -> object:
     return _pick(load_generators(args.config), args.generator, "generator", args.config)
 
 
-def parser() -> argparse.ArgumentParser:
-    main = argparse.ArgumentParser(prog="cait-build", description="Build a CAIT dataset as the 'Seeing vs. Believing' "
+def parser(prog: str = "cait-build") -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog=prog, description="Build a CAIT dataset as the 'Seeing vs. Believing' "
                                    "paper did (Section 3.2, Tables 19-22): resumable stages over one working folder")
     commands = main.add_subparsers(dest="command", required=True)
 
@@ -66,7 +66,8 @@ def parser() -> argparse.ArgumentParser:
     def model_options(sub, llm: bool = True, generator: bool = False) -> None:
         sub.add_argument("--config", type=Path, help="YAML with judges: (LLMs) and generators:")
         if llm:
-            sub.add_argument("--llm", help="the judges entry to ask (default: the first)")
+            sub.add_argument("--judge", metavar="NAME", help="the judges entry to ask (default: the first)")
+            sub.add_argument("--llm", dest="judge", help=argparse.SUPPRESS)  # the older spelling
         if generator:
             sub.add_argument("--generator", help="the generators entry to use (default: the first)")
         sub.add_argument("--dry-run", action="store_true", help="count the calls / images and their cost; make none")
@@ -242,8 +243,8 @@ def _run(args) -> None:
             runner.run(work, settings)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "cait-build") -> int:
+    args = parser(prog).parse_args(argv)
     try:
         _run(args)
     except (BuildError, JudgeConfigError, JudgeError, LabelStudioError, DocError, FileNotFoundError) as error:

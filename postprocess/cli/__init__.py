@@ -27,16 +27,33 @@ import sys
 from postprocess.cli import adjudicate, cait, human, report, taxonomy
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m postprocess", description=__doc__.splitlines()[0])
+DESCRIPTION = ("Reads lmms-eval logs and writes the inverse-scaling analysis, the CAIT section, the LLM judges' "
+               "and the human annotators' outputs. Exits 2 with a one-line reason on unusable input, 1 when a judge "
+               "call fails for good (completed calls are cached: rerun to continue).")
+
+
+def build_parser(prog: str = "python -m postprocess", group: str | None = None) -> argparse.ArgumentParser:
+    """Every command (group None), or one group under its short names as `invscale` shows them: "report", "human"
+    (export, import, stats), "judges" (adjudicate, taxonomy), "cait" (reeval)."""
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in (report, adjudicate, cait, human, taxonomy):
-        module.add(commands)
+    if group == "report":
+        report.add(commands)
+    elif group == "human":
+        human.add(commands, prefix="")
+    elif group == "judges":
+        adjudicate.add(commands)
+        taxonomy.add(commands)
+    elif group == "cait":
+        cait.add(commands, name="reeval")
+    else:
+        for module in (report, adjudicate, cait, human, taxonomy):
+            module.add(commands)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "python -m postprocess", group: str | None = None) -> int:
+    args = build_parser(prog, group).parse_args(argv)
     try:
         return args.handler(args)
     except (ValueError, OSError, argparse.ArgumentTypeError) as error:

@@ -9,8 +9,8 @@ from pathlib import Path
 from postprocess.cli.logs import add_log_arguments, read_logs
 
 
-def add(subparsers: argparse._SubParsersAction) -> None:
-    reeval = subparsers.add_parser("cait-reeval", help="CAIT LLM re-evaluation: judges answer from the models' "
+def add(subparsers: argparse._SubParsersAction, name: str = "cait-reeval") -> None:
+    reeval = subparsers.add_parser(name, help="CAIT LLM re-evaluation: judges answer from the models' "
                                                        "descriptions (cait_describe runs)")
     add_log_arguments(reeval)
     reeval.add_argument("--judges", required=True, type=Path, metavar="YAML",

@@ -30,8 +30,9 @@ from postprocess.human.task_sets import DEFAULT_ANNOTATORS, SET_NAMES
 DEFAULT_SIZES = {"taxonomy": 127, "cait-failures": 200}
 
 
-def add(subparsers: argparse._SubParsersAction) -> None:
-    export = subparsers.add_parser("human-export", help="write a human-annotation task set for Label Studio")
+def add(subparsers: argparse._SubParsersAction, prefix: str = "human-") -> None:
+    """The three commands, named <prefix>export, <prefix>import, <prefix>stats (`invscale human export`: no prefix)."""
+    export = subparsers.add_parser(f"{prefix}export", help="write a human-annotation task set for Label Studio")
     export.add_argument("--set", required=True, choices=SET_NAMES, dest="task_set")
     export.add_argument("--out", required=True, type=Path, metavar="OUT", help="output folder")
     export.add_argument("--seed", type=int, default=0, help="sampling and presentation order seed (0)")
@@ -54,14 +55,14 @@ def add(subparsers: argparse._SubParsersAction) -> None:
     add_log_arguments(export, required=False)
     export.set_defaults(handler=export_main)
 
-    imported = subparsers.add_parser("human-import", help="Label Studio annotations (server or export file) -> CSV")
+    imported = subparsers.add_parser(f"{prefix}import", help="Label Studio annotations (server or export file) -> CSV")
     source = imported.add_mutually_exclusive_group(required=True)
     source.add_argument("--project", type=int, help="project id on the server named by LABEL_STUDIO_URL")
     source.add_argument("--export", type=Path, metavar="FILE", help="a Label Studio JSON export file")
     imported.add_argument("--out", required=True, type=Path, metavar="CSV", help="annotations CSV")
     imported.set_defaults(handler=import_main)
 
-    stats = subparsers.add_parser("human-stats", help="agreement, accuracy and failure-mode tables of annotations")
+    stats = subparsers.add_parser(f"{prefix}stats", help="agreement, accuracy and failure-mode tables of annotations")
     stats.add_argument("--set", required=True, choices=SET_NAMES, dest="task_set")
     stats.add_argument("--annotations", required=True, type=Path, metavar="CSV", help="a human-import output")
     stats.add_argument("--items", required=True, type=Path, metavar="CSV", help="the set's items file (human-export)")

@@ -34,7 +34,8 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
     parser.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
                         help="map a model path in results.json to a registry key")
     parser.add_argument("--extra-models", nargs="+", default=[], type=Path, metavar="YAML",
-                        help="registry YAML files adding models to model_configs/models.yaml")
+                        help="model registry YAML files adding models to the bundled registry; a file named "
+                             "extra_models.yaml in a --logs folder is read without this flag (the demo writes one)")
     parser.add_argument("--skip-unknown-models", action="store_true",
                         help="skip (and report) runs whose model matches no registry entry instead of failing")
     parser.add_argument("--duplicates", choices=DUPLICATE_RULES, default="newest",
@@ -104,6 +105,18 @@ def console_notes(result, details: str) -> list[str]:
     return notes
 
 
+def registry_files(logs: list[Path], extra_models: list[Path]) -> list[Path]:
+    """--extra-models, then each --logs folder's own extra_models.yaml (said on stderr) not already among them."""
+    from model_configs import REGISTRY_BESIDE_LOGS
+
+    given = {Path(path).resolve() for path in extra_models}
+    found = [path for path in dict.fromkeys(Path(folder).resolve() / REGISTRY_BESIDE_LOGS for folder in logs)
+             if path.is_file() and path not in given]
+    for path in found:
+        print(f"models: also reading {path} (found in the logs folder)", file=sys.stderr)
+    return [*extra_models, *found]
+
+
 def read_logs(args: argparse.Namespace, details: str = "the report's problems.csv lists them"):
     """(registry, IngestResult) for the log options of add_log_arguments, with the judge's adjudications
     kept beside the logs merged into the table (postprocess/logs/adjudications.py), or with --no-judge
@@ -133,7 +146,7 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
     from postprocess.logs.cache import load_or_ingest
     from postprocess.logs.ingest import ingest_logs
 
-    registry = load_registry(extra=args.extra_models)
+    registry = load_registry(extra=registry_files(args.logs, args.extra_models))
     options = {"model_overrides": _model_map(args.model_map), "strict": not args.skip_unknown_models,
                "progress": show_progress(args), "duplicates": args.duplicates}
     if args.cache_dir:

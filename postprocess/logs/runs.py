@@ -20,6 +20,9 @@ true alike, "4" and 4 alike, containers as sorted JSON):
                              (PLACEMENT_ARGS: device, parallelism, memory share, batch size)
   gen_kwargs.<key>           config.gen_kwargs, the command line's --gen_kwargs
   system_instruction, chat_template_sha, lmms_eval_version
+                             (lmms-eval records there the git branch@commit of the folder it ran in, e.g.
+                             this repository's; the launcher writes the package version beside the run,
+                             VERSION_FILE, and that is used when present)
   generation_kwargs.<key>    per task: configs[task].generation_kwargs, what the task generated with
   n_shot                     per task: n-shot[task]
 """
@@ -181,6 +184,18 @@ class RunFacts:
         return {**self.settings, **self.task_settings.get(task, {})}
 
 
+VERSION_FILE = "lmms_eval_version.txt"  # the launcher's record of the lmms-eval package a run used
+
+
+def recorded_version(results_path: Path) -> str | None:
+    """The lmms-eval version the launcher wrote beside this results.json's run (its folder or the one above,
+    the launcher's --output_path), or None."""
+    for folder in (results_path.parent, results_path.parent.parent):
+        if (folder / VERSION_FILE).is_file():
+            return (folder / VERSION_FILE).read_text(encoding="utf-8").strip() or None
+    return None
+
+
 def read_results(results_path: Path | str) -> RunFacts:
     """The facts of one results.json (never raises for a bad file: `problem` says what is wrong)."""
     path = Path(results_path)
@@ -223,7 +238,7 @@ def _facts(path: Path, prefix: str, results: dict) -> RunFacts:
     elapsed = _get(throughput, "total_elapsed_time", "throughput.total_elapsed_time", (int, float))
     date = results.get("date")
     timestamp = next((text for text in (date, prefix) if isinstance(text, str) and TIMESTAMP.fullmatch(text)), None)
-    version = _get(results, "lmms_eval_version", "lmms_eval_version", (str,))
+    version = recorded_version(path) or _get(results, "lmms_eval_version", "lmms_eval_version", (str,))
     settings = {
         "backend": setting_text(_get(config, "model", "config.model", (str,))),
         **{f"model_args.{k}": v for k, v in _key_values(model_args).items()
