@@ -1,0 +1,75 @@
+"""The `invscale` command (invscale/cli.py): one front door over the parts' own command lines, with exit codes
+that mean something; and the dead ends it removes (models beside the logs, the lmms-eval version)."""
+
+import json
+
+import pytest
+
+from invscale.cli import COMMANDS, main
+
+
+def test_help_lists_every_command_and_exits_0(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"\n  {name}" in out for name in COMMANDS)
+    assert ".py" not in out  # help explains; it does not point into the code
+
+
+@pytest.mark.parametrize("argv", [[], ["nope"], ["cait"], ["cait", "nope"], ["report"], ["launch", "run", "--bogus"]])
+def test_no_command_an_unknown_one_or_a_bad_option_exit_2(argv, capsys):
+    assert main(argv) == 2
+
+
+@pytest.mark.parametrize("argv", [["report", "--help"], ["launch", "plan", "--help"], ["judges", "adjudicate", "--help"],
+                                  ["human", "stats", "--help"], ["cait", "reeval", "--help"], ["tasks", "export", "--help"]])
+def test_each_group_shows_its_commands_help_under_the_invscale_name(argv, capsys):
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith(f"usage: invscale {' '.join(argv[:-1])} ")
+
+
+def test_one_spelling_for_the_task_folder(capsys):
+    for argv in (["launch", "run", "--help"], ["validate", "--help"], ["tasks", "check", "--help"],
+                 ["judges", "adjudicate", "--help"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "--tasks-dir" in out and "--include-path" not in out and "--include_path" not in out.split("options:")[-1]
+
+
+def test_tasks_list_through_the_front_door(capsys):
+    assert main(["tasks", "list"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("64 tasks")
+
+
+def test_a_registry_beside_the_logs_is_read_without_a_flag(tmp_path, capsys):
+    from postprocess.cli.logs import registry_files
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    assert registry_files([logs], []) == []
+    (logs / "extra_models.yaml").write_text("models: []\n")
+    assert registry_files([logs], []) == [(logs / "extra_models.yaml").resolve()]
+    assert "found in the logs folder" in capsys.readouterr().err
+    given = [logs / "extra_models.yaml"]
+    assert registry_files([logs], given) == given  # named with --extra-models too: read once
+
+
+def test_the_version_the_launcher_records_beside_a_run_wins_over_lmms_evals_git_string(tmp_path):
+    from postprocess.logs.runs import VERSION_FILE, recorded_version
+
+    run = tmp_path / "run"
+    results = run / "model" / "20260101_000000_results.json"
+    results.parent.mkdir(parents=True)
+    results.write_text(json.dumps({"lmms_eval_version": "main@1a2b3c4d"}))
+    assert recorded_version(results) is None
+    (run / VERSION_FILE).write_text("0.7.3\n")
+    assert recorded_version(results) == "0.7.3"
+
+
+def test_the_launcher_finds_the_lmms_eval_version_of_the_interpreter_it_runs():
+    import importlib.metadata
+    import sys
+
+    from launch.runner import lmms_eval_version
+
+    assert lmms_eval_version([sys.executable, "-m", "lmms_eval"]) == importlib.metadata.version("lmms-eval")
+    assert lmms_eval_version(["/opt/wrapper.sh", "--tasks", "x"]) is None  # not an interpreter: nothing guessed
