@@ -73,3 +73,15 @@ def test_the_launcher_finds_the_lmms_eval_version_of_the_interpreter_it_runs():
 
     assert lmms_eval_version([sys.executable, "-m", "lmms_eval"]) == importlib.metadata.version("lmms-eval")
     assert lmms_eval_version(["/opt/wrapper.sh", "--tasks", "x"]) is None  # not an interpreter: nothing guessed
+
+
+def test_a_report_with_no_eligible_comparison_says_why_and_what_to_do(tmp_path, capsys):
+    from postprocess.cli import main as postprocess_main
+    from test_report import write_constructed_logs
+
+    registry = write_constructed_logs(tmp_path)
+    assert postprocess_main(["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),
+                             "--extra-models", str(registry), "--min-n", "100000"]) == 0
+    captured = capsys.readouterr()
+    assert "0 cases over 0 eligible comparisons" in captured.out
+    assert "fewer than --min-n 100000 (a --limit run is too small)" in captured.err

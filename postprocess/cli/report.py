@@ -275,4 +275,9 @@ def run_report(args: argparse.Namespace) -> int:
         f"{count(summary['cases'], 'case')} over {count(summary['eligible_comparisons'], 'eligible comparison')} "
         f"({count(len(summary['replicated_subtasks']), 'replicated subtask')}); report: {args.out / 'report.html'}"
     )
+    if summary["eligible_comparisons"] == 0:
+        largest = int(analysis.comparisons["n"].max())
+        print(f"note: no comparison is eligible: the largest shares {largest} questions of a subtask, fewer than "
+              f"--min-n {params.min_n} (a --limit run is too small); run more questions, or lower --min-n for a "
+              "smoke test", file=sys.stderr)
     return 0
