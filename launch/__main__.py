@@ -147,6 +147,8 @@ def _parser(prog: str = "python -m launch") -> argparse.ArgumentParser:
         if name == "slurm":
             sub.add_argument("--slurm-dir", type=Path, help="where the scripts go (default OUT/slurm)")
             sub.add_argument("--job-name", default="invscale")
+            sub.add_argument("--python", metavar="PATH", help="the interpreter the jobs run (default: this one); "
+                                                             "$INVSCALE_PYTHON at job time wins over both")
             sub.add_argument("--force", action="store_true", help="replace a manifest with other rows")
             sub.add_argument("--dry-run", action="store_true", help="print the files instead of writing them")
     return parser
@@ -308,11 +310,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m launch") -> i
                 print(note, file=sys.stderr)
             slurm_dir = args.slurm_dir or args.out / "slurm"
             if args.dry_run:
-                files = {"manifest.tsv": manifest_text(rows), **slurm_files(rows, slurm_dir, args.job_name)}
+                files = {"manifest.tsv": manifest_text(rows), **slurm_files(rows, slurm_dir, args.job_name, args.python)}
                 for name, text in files.items():
                     print(f"==> {Path(slurm_dir).resolve() / name} <==\n{text}")
             else:
-                written = write_slurm(rows, slurm_dir, args.job_name, force=args.force)
+                written = write_slurm(rows, slurm_dir, args.job_name, force=args.force, python=args.python)
                 print(f"wrote {len(rows)} rows to {written[0]}; submit with: bash {written[-1]}")
     except (PlanError, RegistryError) as err:
         print(f"error: {err}", file=sys.stderr)

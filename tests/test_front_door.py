@@ -85,3 +85,13 @@ def test_a_report_with_no_eligible_comparison_says_why_and_what_to_do(tmp_path, 
     captured = capsys.readouterr()
     assert "0 cases over 0 eligible comparisons" in captured.out
     assert "fewer than --min-n 100000 (a --limit run is too small)" in captured.err
+
+
+def test_the_slurm_scripts_take_their_interpreter_from_the_environment_or_a_flag(tmp_path, capsys):
+    from launch.__main__ import main as launch_main
+
+    out = tmp_path / "runs"
+    assert launch_main(["slurm", "--models", "Qwen3-VL-2B", "--tasks", "invscale_mme_test", "--out", str(out),
+                        "--python", "/cluster/env/bin/python"]) == 0
+    [script] = (out / "slurm").glob("*.sbatch")
+    assert 'exec "${INVSCALE_PYTHON:-/cluster/env/bin/python}" -m launch run' in script.read_text()

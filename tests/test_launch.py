@@ -417,7 +417,8 @@ def test_an_array_task_runs_its_manifest_row(tmp_path, capsys, fake_env):
                   "--gpus-per-node", "1", "--lmms-eval-cmd", FAKE_LMMS_EVAL) == 0
     manifest = out / "slurm" / "manifest.tsv"
     script = (out / "slurm" / "invscale_gpu1.sbatch").read_text()
-    assert script.splitlines()[-1] == (f"exec {shlex.join([sys.executable, '-m', 'launch', 'run', '--manifest', str(manifest.resolve()), '--only'])} "
+    assert script.splitlines()[-1] == (f'exec "${{INVSCALE_PYTHON:-{sys.executable}}}" '
+                                       f"{shlex.join(['-m', 'launch', 'run', '--manifest', str(manifest.resolve()), '--only'])} "
                                        '"$SLURM_ARRAY_TASK_ID"')
     assert launch("run", "--manifest", manifest, "--only", "3") == 0
     assert fake_env() == [str((out / "Gemma-3-12B" / "blink_val").resolve())]
