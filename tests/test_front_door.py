@@ -95,3 +95,12 @@ def test_the_slurm_scripts_take_their_interpreter_from_the_environment_or_a_flag
                         "--python", "/cluster/env/bin/python"]) == 0
     [script] = (out / "slurm").glob("*.sbatch")
     assert 'exec "${INVSCALE_PYTHON:-/cluster/env/bin/python}" -m launch run' in script.read_text()
+
+
+def test_questions_that_cannot_be_loaded_say_how_to_point_at_local_data(tmp_path):
+    from postprocess.logs.questions import QuestionSourceError, load_split
+
+    block = {"dataset_path": "json", "dataset_kwargs": {"data_files": {"test": [str(tmp_path / "missing.jsonl")]}},
+             "test_split": "test"}
+    with pytest.raises(QuestionSourceError, match=r"give --tasks-dir DIR .* or --data TASK=PATH for local data"):
+        load_split(block, "MME test")

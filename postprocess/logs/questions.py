@@ -73,7 +73,9 @@ def load_split(block: dict, where: str):
                                      **kwargs)
     except Exception as error:  # noqa: BLE001 (datasets raises many kinds: offline hub, missing file, bad split)
         raise QuestionSourceError(f"{where}: cannot load {block['dataset_path']} split {block['test_split']}: "
-                                  f"{type(error).__name__}: {str(error)[:300]}") from None
+                                  f"{type(error).__name__}: {str(error)[:300]}; what the judges are shown is read from "
+                                  "the task's dataset: give --tasks-dir DIR (written by `invscale tasks export --data "
+                                  "TASK=PATH`) or --data TASK=PATH for local data, or run where the hub is reachable") from None
 
 
 def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Path | None = None,
