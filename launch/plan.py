@@ -378,6 +378,9 @@ def format_plan(rows: Sequence[Row], gpus_per_node: int, notes: Sequence[str] = 
                   "one run after another on one node" + (f"; {on_cpu} CPU runs not estimated" if on_cpu else "")]
     lines += list(notes)
     lines += ["", "Commands (each writes OUT/<model>/<task or group>/):"]
+    if any("max_new_tokens=1" in part for row in rows for part in row.command):
+        lines += ["# max_new_tokens=1 in --model_args is a floor, not the budget: lmms-eval takes the larger of it and"
+                  " the task's own max_new_tokens, so each task's generation budget stays in force"]
     for row in rows:
         lines += [f"# row {row.index}: {row.model} / {row.item} on {row.gpus} GPU(s)", shlex.join(row.command)]
     return "\n".join(lines) + "\n"
