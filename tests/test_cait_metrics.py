@@ -227,6 +227,13 @@ def test_position_bias_check(tmp_path):
     assert reader["paired_scenes"] == 8 and reader["same_sentence"] == pytest.approx(7 / 8)  # unparsed never agrees
 
 
+def test_a_scene_unparsed_in_both_orders_is_not_the_same_sentence(tmp_path):
+    write_cait_logs(tmp_path, {QWEN_8B: {"direct": by_scene({0: "unsure"}), "swap": by_scene({0: "unsure"})}})
+    reader = metrics.position_bias(ingest(tmp_path).table).set_index("model").loc["Qwen3-VL-8B"]
+    # both answers to scene 0 are wrong as unparsed, yet neither chose a sentence: 7 of 8, not 8 of 8
+    assert reader["paired_scenes"] == 8 and reader["same_sentence"] == pytest.approx(7 / 8)
+
+
 # ---------------------------------------------------------------------------------------------- domains
 def test_domain_accuracy_per_model_and_group(tmp_path):
     # Fixture scenes: 0-1 Human-Human, 2-3 Human-Animal, 4-5 Animal-Animal, 6-7 Bio-StillLife.
@@ -311,6 +318,19 @@ def test_rows_from_two_runs_sum_their_seconds_and_questions(tmp_path):
     ingested = ingest(tmp_path)
     per_mode = metrics.seconds_per_question(ingested.table, run_timing(ingested)).set_index("variant")
     assert per_mode.loc["direct", "seconds_per_question"] == 2.0 and per_mode.loc["swap", "seconds_per_question"] == 5.0
+
+
+def test_several_runs_of_one_mode_give_total_seconds_over_total_questions(tmp_path):
+    """Two direct runs of one model over disjoint scenes: 2 questions in 10 s and 6 in 6 s make 16 s over
+    8 questions (2.0 s), not the mean of the per-run ratios (5 and 1: 3.0 s)."""
+    records = cait_records("direct", right)
+    for timestamp, part, seconds in (("20250101_120000", records[:2], 10.0), ("20250102_120000", records[2:], 6.0)):
+        paths = write_run(tmp_path, QWEN_8B, "cait", part, timestamp=timestamp, drop_response=True)
+        write_timed_results(paths.results, QWEN_8B, {"cait": (len(part), 2.0 * len(part))}, elapsed=seconds)
+    ingested = ingest(tmp_path)
+    assert len(ingested.table) == 8
+    per_mode = metrics.seconds_per_question(ingested.table, run_timing(ingested))
+    assert row(per_mode, model="Qwen3-VL-8B", variant="direct")["seconds_per_question"] == pytest.approx(2.0)
 
 
 # ---------------------------------------------------------------------------------------------- report

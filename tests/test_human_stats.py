@@ -239,6 +239,21 @@ def test_taxonomy_tables_match_the_hand_worked_example():
     assert estimates.loc[("majority vote", B), "weighted_share"] == pytest.approx(2 / 5)
 
 
+def test_an_unparsed_judge_verdict_counts_against_the_judge_in_kappa():
+    """Every annotator agrees, so the majority is each item's label; claude's unparsed verdict on q2 is a
+    disagreement, not a missing item: claude G U B B G vs majority G G B B G."""
+    example = {"q1": (G,) * 5, "q2": (G, G, G, G, UNPARSED), "q3": (B,) * 5, "q4": (B,) * 5, "q5": (G,) * 5}
+    sample = sample_taxonomy_check(verdicts_frame(example), n=5)
+    items = sample.items.assign(item_key=sample.items["question_key"])
+    annotations = annotation_rows({key: {a + 1: (labels[a], 5.0) for a in range(3)} for key, labels in example.items()})
+    judges = agreement.taxonomy_tables(annotations, items)["judges"].set_index("judge")
+    # p_o = 4/5; majority G 3, B 2; claude G 2, B 2, unparsed 1: p_e = (3*2 + 2*2)/25 = 2/5 -> kappa 2/3
+    # (without the unparsed item: 4 items, all agreeing, kappa 1.0)
+    assert judges.loc["claude", ["items", "agreement"]].tolist() == [5, pytest.approx(0.8)]
+    assert judges.loc["claude", "cohen_kappa"] == pytest.approx(2 / 3)
+    assert judges.loc["gpt", "cohen_kappa"] == pytest.approx(1.0)
+
+
 def test_sampling_weights_turn_sample_shares_into_population_estimates():
     items, annotations = taxonomy_items_and_annotations()
     items = items.assign(weight=[3.0 if not flagged else 1.0 for flagged in items["flagged"]])

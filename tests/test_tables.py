@@ -144,6 +144,20 @@ def test_larger_ahead_counts_net_exactly_minus_min_net():
     assert summary.loc["all", "larger_ahead"] == 2 and summary.loc["all", "cases"] == 1
 
 
+def test_cot_outcome_at_exactly_min_net_persists_and_at_minus_min_net_reverses():
+    """Appendix L: a case persists under CoT with Net >= 5 and reverses with Net <= -5 (both inclusive)."""
+    from postprocess.inverse_scaling.cases import CASE_KEY
+    from postprocess.inverse_scaling.controls import cot_outcomes
+
+    nets = [5, 4, 0, -4, -5, 6]
+    keys = pd.DataFrame([{column: f"{column}{i}" for column in CASE_KEY} for i in range(len(nets))])
+    control = keys.assign(net=nets, p_value=0.5)
+    cases = keys.assign(net=10)
+    outcomes = cot_outcomes(control, cases, min_net=5, fdr=0.05)
+    assert outcomes["outcome"].tolist() == ["persist", "dissolve", "dissolve", "dissolve", "reverse", "persist"]
+    assert outcomes["base_net"].tolist() == [10] * len(nets)
+
+
 def test_cot_control(analysis, tables):
     cot = analysis.controls["cot"].set_index(["family", "small", "large"])
     assert len(cot) == 7  # the Jigsaw cases; the others have no CoT rows
