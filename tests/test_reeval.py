@@ -172,6 +172,29 @@ def test_client_errors_are_not_retried(tmp_path, server, table, monkeypatch):
     assert len(server.requests) == 1
 
 
+MALFORMED_BODIES = [b"<html>502 Bad Gateway</html>", b'{"result": "A"}', b'{"id": "x", "choices": []}',
+                    b'{"content": "A"}']
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("body", MALFORMED_BODIES)
+def test_a_malformed_response_body_is_asked_again(tmp_path, server, keys, table, provider, body):
+    server.garble_next(2, body)
+    result = run_reeval(table, [judge(server, provider, concurrency=1)], tmp_path / "cache")
+    assert len(server.requests) == QUESTIONS + 2 and (result.items["status"] == "answered").all()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("body, says", zip(MALFORMED_BODIES, ["not JSON", "has no", "has no", "has no"]))
+def test_a_body_that_stays_malformed_stops_the_run_and_names_the_judge(tmp_path, server, keys, table, provider,
+                                                                       body, says):
+    server.garble_next(10, body)
+    with pytest.raises(JudgeError, match=rf"judge '{provider}-judge': request failed \(malformed response\) "
+                                         rf"after 3 attempt\(s\): the response (body is )?{says}"):
+        run_reeval(table, [judge(server, provider, max_retries=2, concurrency=1)], tmp_path / "cache")
+    assert len(server.requests) == 3
+
+
 def test_a_crashed_run_resumes_without_repeating_calls(tmp_path, server, keys, table):
     completed = []
 
