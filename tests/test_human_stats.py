@@ -287,6 +287,15 @@ def test_cait_baseline_tables_match_the_hand_worked_example(cait_records):
     assert pairs.loc[(1, 2)].tolist() == [7, pytest.approx(5 / 7), pytest.approx(10 / 24)]
 
 
+def test_the_human_row_counts_only_the_scenes_someone_annotated(cait_records):
+    items, annotations = cait_items_and_annotations(cait_records)
+    nobody = items["item_key"].iloc[-1]
+    tables = agreement.cait_baseline_tables(annotations[annotations["item_key"] != nobody], items)
+    baseline = tables["baseline"].iloc[0]
+    assert baseline["n"] == 7  # the accuracies are over the 7 annotated scenes, not the set's 8
+    assert "1 item(s) of the set have no annotation" in baseline["timing_note"]
+
+
 def test_baseline_row_has_the_columns_of_the_model_rows():
     # the columns of postprocess.cait.metrics.mode_metrics(table, timing)
     scores = pd.DataFrame({"accuracy": [0.9], "macro_f1": [0.9], "skipped": [0], "seconds_per_item": [3.0]})
