@@ -376,6 +376,11 @@ def test_export_file_becomes_the_annotations_frame(tmp_path):
     ([export_task(1, "k", []), export_task(2, "k", [])], "task 2: item_key 'k' is also the key of task 1"),
     ([{"id": 1, "data": {"image": "x"}, "annotations": []}], "task 1: its data has no 'item_key'"),
     ({"tasks": []}, "a Label Studio JSON export is a list of tasks"),
+    ([export_task(1, "k", ["A"])], "task 1: annotation 1 is str, not an object"),
+    ([export_task(1, "k", {"id": 5})], "task 1: 'annotations' is dict, not a list"),
+    ([export_task(1, "k", [{**export_annotation(5, 2, "A"), "created_at": "yesterday"}])],
+     "task 1 annotation 5: 'created_at' is 'yesterday', not a date and time"),
+    ([export_task(1, "k", []), export_task(1, "k2", [])], "task 1: record 2 repeats the id of an earlier task"),
 ])
 def test_unusable_export_files_are_named(tmp_path, tasks, message):
     path = tmp_path / "export.json"
@@ -389,6 +394,25 @@ def test_an_export_that_is_not_json_names_the_line(tmp_path):
     path.write_text('[\n{"id": 1,\n')
     with pytest.raises(LabelStudioError, match=r"export.json: not valid JSON \(line 3"):
         annotations_from_export(path)
+
+
+def test_an_export_that_is_not_utf8_names_the_file_and_byte(tmp_path):
+    path = tmp_path / "export.json"
+    path.write_bytes(json.dumps([export_task(1, "k", [])]).encode().replace(b'"k"', b'"k\xff"'))
+    with pytest.raises(LabelStudioError, match=re.escape(f"{path}: byte 0xff at offset ") + r"\d+ is not UTF-8"):
+        annotations_from_export(path)
+
+
+def test_an_annotations_csv_with_a_bad_date_names_the_line(tmp_path):
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps([export_task(1, "k", [export_annotation(5, 2, "A"), export_annotation(6, 3, "B")])]))
+    csv = write_annotations(annotations_from_export(path), tmp_path / "annotations.csv")
+    csv.write_text(csv.read_text().replace("2026-12-01 01:00:57.209742+00:00", "soon", 1))
+    with pytest.raises(LabelStudioError, match=re.escape(f"{csv}: line 2: created_at 'soon' is not a date and time")):
+        read_annotations(csv)
+    csv.write_bytes(b"\xff\xfe" + csv.read_bytes())
+    with pytest.raises(LabelStudioError, match=re.escape(f"{csv}: not a readable annotations CSV")):
+        read_annotations(csv)
 
 
 # ---------------------------------------------------------------------------------------------- commands
