@@ -3,6 +3,7 @@ wire formats (reeval_server.py), through the official clients: answers, the GT-p
 retries, crash and resume, rate limiting, and keys that never leave the environment."""
 
 import logging
+import re
 import time
 from pathlib import Path
 
@@ -224,6 +225,24 @@ def test_a_line_cut_short_by_a_kill_is_asked_again(tmp_path, server, keys, table
     assert result.calls.iloc[0][["made", "ignored_cache_lines"]].tolist() == [1, 1]
     assert len(server.requests) == QUESTIONS + 1
     assert JudgeCache(path).ignored_lines == 1 and len(JudgeCache(path).answers) == QUESTIONS
+
+
+def test_a_cache_line_with_a_byte_that_is_not_utf8_is_asked_again(tmp_path, server, keys, table):
+    run_reeval(table, [judge(server)], tmp_path / "cache")
+    path = tmp_path / "cache" / "openai-judge.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"answer": "', b'"answer": "\xff', 1)
+    path.write_bytes(b"".join(lines))
+    result = run_reeval(table, [judge(server)], tmp_path / "cache")
+    assert result.calls.iloc[0][["made", "ignored_cache_lines"]].tolist() == [1, 1]
+
+
+def test_a_full_disk_under_the_judge_cache_names_the_file(tmp_path):
+    path = tmp_path / "judge.jsonl"
+    cache = JudgeCache(path)
+    path.symlink_to("/dev/full")  # every write fails with ENOSPC, as on a full disk
+    with pytest.raises(JudgeError, match=re.escape(f"judge cache {path}: cannot write (No space left on device)")):
+        cache.put({"key": "k", "answer": "A"})
 
 
 def test_requests_respect_the_rate_limit(tmp_path, server, keys, table):
