@@ -30,7 +30,8 @@ def _problems(result, kind):
 
 def test_good_run(tmp_path, registry):
     records = make_records([True, False, None], benchmark="BLINK", split="val", subtask="Jigsaw")
-    records.append(make_record(question_id="open1", gold=["3", "three"], match="numeric", prediction="3",
+    records.append(make_record(question_id="open1", gold=["3", "three"], match="numeric", prediction="3", kind="open",
+                               options=[],
                                response="3", details={"judge": None}))
     paths = write_run(tmp_path, "/data/ckpts/Qwen3-VL-2B-Instruct", "blink_val", records)
     result = ingest_logs([tmp_path], registry)
@@ -314,6 +315,22 @@ def test_missing_response_without_resps_is_invalid(tmp_path, registry):
     assert result.table.empty
     assert _problems(result, "invalid_record")["detail"].tolist() == [
         "no response: neither filtered_resps, resps nor per_question.response holds a string"]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_letters_outside_the_options_are_invalid_records(tmp_path, fast):
+    from postprocess.logs.lines import parse_samples_file
+
+    two = ["a tiger chases a rabbit", "a rabbit chases a tiger"]
+    records = [make_record(question_id="ok", options=two, gold="B", prediction="B"),
+               make_record(question_id="gold", options=two, gold="C", prediction="A", correct=False),
+               make_record(question_id="pred", options=two, gold="A", prediction="D", correct=False)]
+    paths = write_run(tmp_path, QWEN_2B, "blink_val", records)
+    parsed = parse_samples_file(paths.samples, fast=fast)
+    assert parsed.rows.num_rows == 1
+    assert [(kind, line, field) for kind, line, field, _, _ in parsed.problems] == [
+        ("invalid_record", 2, "per_question.gold"), ("invalid_record", 3, "per_question.prediction")]
+    assert parsed.problems[0][3] == "per_question field 'gold' is 'C', not the letter of one of its 2 options (A, B)"
 
 
 def test_orphan_and_missing_samples_files(tmp_path, registry):
