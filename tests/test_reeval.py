@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from reeval_server import JudgeServer
 from test_cait_metrics import GEMMA_4B, QWEN_8B, describes, ingest, scene_questions, write_cait_logs
@@ -309,13 +310,35 @@ def test_one_failing_judge_stops_the_others(tmp_path, server, keys, table, monke
     assert len(cache_lines(tmp_path / "cache", "openai-judge")) == len(server.answered)  # and kept its answers
 
 
-def test_the_example_judges_file_holds_the_papers_judges_and_a_local_server():
+def test_the_example_judges_file_holds_the_papers_three_judges_and_the_local_one_is_apart():
+    """CAIT Section 4.2: LLM-re-Eval is the mean of three judges, Gemini-2.5-pro, Claude-4.6-Opus and GPT-5.4."""
     judges = load_judges(DEFAULT_REGISTRY_PATH.with_name("judges.example.yaml"))
     assert [(j.name, j.provider) for j in judges] == [
-        ("gemini-2.5-pro", "openai"), ("claude-opus-4-6", "anthropic"), ("gpt-5.4", "openai"),
-        ("local-qwen3-32b", "openai")]
+        ("gemini-2.5-pro", "openai"), ("claude-opus-4-6", "anthropic"), ("gpt-5.4", "openai")]
     assert judges[0].base_url.startswith("https://generativelanguage.googleapis.com/")
-    assert judges[3].api_key_env is None and judges[3].base_url.startswith("http://127.0.0.1")
+    local = load_judges(DEFAULT_REGISTRY_PATH.with_name("judges.local.example.yaml"))
+    assert [j.name for j in local] == ["local-qwen3-32b"]
+    assert local[0].api_key_env is None and local[0].base_url.startswith("http://127.0.0.1")
+
+
+def _table3_note(scores: pd.DataFrame) -> str:
+    from postprocess.cait.metrics import mode_metrics, reeval_mean
+    from postprocess.render.cait_tables import _mode_table
+
+    models = pd.DataFrame([{"model": "Qwen3-VL-8B", "name": "Qwen3-VL-8B", "params": "8B", "group": "Instruct",
+                            "size_class": "~10B"}])
+    from postprocess.logs.ingest import TABLE_COLUMNS
+
+    metrics = mode_metrics(pd.DataFrame(columns=TABLE_COLUMNS))  # only the judges' numbers
+    return _mode_table(metrics, models, "direct", "cait_table03", "Table 3", with_time=False,
+                       reeval=reeval_mean(scores)).note
+
+
+def test_the_table3_note_says_over_how_many_judges_the_mean_is():
+    scores = pd.DataFrame([{"judge": judge, "model": "Qwen3-VL-8B", "n": 8, "accuracy": 0.5, "macro_f1": 0.5,
+                            "unparsed": 0} for judge in ("a", "b", "c", "d")])
+    assert "LLM-re-Eval: mean over 4 judge(s) (the paper averages three" in _table3_note(scores)
+    assert "mean over 3 judge(s) of" in _table3_note(scores[scores["judge"] != "d"])
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -25,6 +25,7 @@ from postprocess.render.tables import Table
 OPEN_GROUPS = ("Instruct", "Thinking")  # the paper bolds the best value inside these groups
 MISSING = "–"
 APPORTIONED_MARK = "†"
+PAPER_JUDGES = 3  # CAIT Section 4.2: "the average accuracy and F1 of three Judges"
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -107,7 +108,11 @@ def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name:
                           "LLM-re-Eval F1": _fmt(mean.at[GT_PROMPT_LABEL, "macro_f1"])})
             display = pd.concat([pd.DataFrame([bound]), display], ignore_index=True)
             values = pd.concat([pd.DataFrame([{c: np.nan for c in values.columns}]), values], ignore_index=True)
-        notes.append("LLM-re-Eval: mean over the judges of the judge's answer from the model's description.")
+        judges = sorted(set(mean["judges"]))
+        counted = " or ".join(map(str, judges))
+        paper = "" if judges == [PAPER_JUDGES] else " (the paper averages three: Gemini-2.5-pro, Claude-4.6-Opus, GPT-5.4)"
+        notes.append(f"LLM-re-Eval: mean over {counted} judge(s){paper} of the judge's answer from the model's "
+                     f"description.")
     if human is not None:
         display, values = _with_human_row(display, values, human)
         notes.append(f"{HUMAN_LABEL}: {human['timing_note'].iloc[0]}; accuracy and F1 are means over the "
