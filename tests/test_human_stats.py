@@ -104,6 +104,21 @@ def test_taxonomy_sample_over_represents_flagged_questions_and_reports_each_stra
     assert not sample.items.equals(sample_taxonomy_check(verdicts, n=10, seed=4).items)
 
 
+def test_the_default_flagged_share_fits_the_papers_own_figures():
+    """Golden (inverse-scaling paper, Section 5.6 and Appendix H, Table 39): 127 questions, majority vote 107
+    genuine and 20 bad annotation, agreeing with GPT-5.4 on 88.2% (112) and with Claude Opus 4.6 on 84.3%
+    (107). A flagged question the majority calls genuine is a disagreement with the judge that flagged it, so
+    the flagged questions number at most 20 + (127 - 112) + (127 - 107); the default quota stays within it."""
+    from postprocess.human.task_sets import PAPER_FLAGGED_SHARE
+
+    n, majority_bad = 127, 20
+    agree_gpt, agree_claude = round(0.882 * n), round(0.843 * n)
+    assert (agree_gpt, agree_claude, round(0.157 * n)) == (112, 107, majority_bad)
+    most_flagged = majority_bad + (n - agree_gpt) + (n - agree_claude)
+    assert most_flagged == 55
+    assert math.floor(n * PAPER_FLAGGED_SHARE + 0.5) == 51 <= most_flagged < math.floor(n * 0.5 + 0.5)
+
+
 def test_taxonomy_sample_fills_a_short_class_from_the_other():
     example = {f"q{i:02d}": (G, G, G, B if i < 2 else G, G) for i in range(20)}
     sample = sample_taxonomy_check(verdicts_frame(example), n=10, flagged_share=0.5)
