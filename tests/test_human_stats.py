@@ -100,8 +100,8 @@ def test_taxonomy_sample_over_represents_flagged_questions_and_reports_each_stra
     assert strata.loc[(False, "MME"), "weight"] == 6.0
     assert len(sample.items) == 10 and sample.items["flagged"].sum() == 5
     assert set(sample.items.loc[sample.items["flagged"], "flagged_by"]) == {"gpt"}
-    assert sample.items.equals(sample_taxonomy_check(verdicts, n=10, seed=3).items)
-    assert not sample.items.equals(sample_taxonomy_check(verdicts, n=10, seed=4).items)
+    assert sample.items.equals(sample_taxonomy_check(verdicts, n=10, flagged_share=0.5, seed=3).items)
+    assert not sample.items.equals(sample_taxonomy_check(verdicts, n=10, flagged_share=0.5, seed=4).items)
 
 
 def test_the_default_flagged_share_fits_the_papers_own_figures():
