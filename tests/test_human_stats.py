@@ -302,6 +302,18 @@ def test_cait_baseline_tables_match_the_hand_worked_example(cait_records):
     assert pairs.loc[(1, 2)].tolist() == [7, pytest.approx(5 / 7), pytest.approx(10 / 24)]
 
 
+def test_table_12_mean_and_std_of_the_papers_five_annotators(cait_records):
+    """Golden (CAIT Table 12): the five annotators' average times 3.7, 3.3, 3.4, 4.1, 4.2 s give Mean 3.740 and
+    Std 0.404, the standard deviation with n - 1 (with n it would be 0.361)."""
+    items = cait_items_and_annotations(cait_records)[0]
+    times = {1: 3.7, 2: 3.3, 3: 3.4, 4: 4.1, 5: 4.2}
+    annotations = annotation_rows({key: {a: (gold, t) for a, t in times.items()}
+                                   for key, gold in zip(items["item_key"], items["gold"])})
+    summary = agreement.cait_baseline_tables(annotations, items)["summary"].iloc[0]
+    assert round(summary["seconds_per_item_mean"], 3) == 3.740
+    assert round(summary["seconds_per_item_std"], 3) == 0.404
+
+
 def test_the_human_row_counts_only_the_scenes_someone_annotated(cait_records):
     items, annotations = cait_items_and_annotations(cait_records)
     nobody = items["item_key"].iloc[-1]
