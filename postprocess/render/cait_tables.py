@@ -73,6 +73,18 @@ def _with_human_row(display: pd.DataFrame, values: pd.DataFrame, human: pd.DataF
             pd.concat([blank, values], ignore_index=True))
 
 
+def _backends(chosen: pd.DataFrame) -> str:
+    """Which lmms-eval backend timed which models (a Time column over several compares backends too)."""
+    if "time_backend" not in chosen:
+        return ""
+    timed = chosen["time_backend"].fillna("")
+    by_backend = {backend: names for backend, names in timed[timed != ""].groupby(timed, sort=True).groups.items()}
+    if not by_backend:
+        return ""
+    listed = "; ".join(f"{backend}: {', '.join(map(str, names))}" for backend, names in by_backend.items())
+    return f" Backends: {listed}."
+
+
 def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name: str, title: str,
                 with_time: bool, reeval: pd.DataFrame | None = None, human: pd.DataFrame | None = None) -> Table | None:
     chosen = metrics[metrics["variant"] == variant].set_index("model")
@@ -91,7 +103,8 @@ def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name:
         display["Time (s)"] = [_fmt(s) + (APPORTIONED_MARK if not pd.isna(a) and bool(a) else "")
                                for s, a in zip(seconds, apportioned)]
         notes.append("Time: seconds per question from the run's results.json (total_elapsed_time / questions); "
-                     f"{APPORTIONED_MARK} apportioned from a multi-task run by output tokens.")
+                     f"{APPORTIONED_MARK} apportioned from a multi-task run by output tokens. The paper times each "
+                     "question on vLLM; a run's total is that only at batch size 1 on vLLM." + _backends(chosen))
         untimed = chosen[chosen["seconds_per_question"].isna()]
         if not untimed.empty:
             by_reason = untimed.groupby("timing_note", sort=False).groups
