@@ -19,6 +19,11 @@ Metrics:
                     and of the reversed caption (CLIP ViT-B/32, openai/clip-vit-base-patch32, by default),
                     and the margin correct - reversed. Captions longer than CLIP's 77 tokens are cut.
 
+NIQE and BRISQUE depend on resolution, so CAIT images are scored at the paper's 512 x 512 (CAIT Appendix A,
+the generation prompt: "Image size: 512 x 512 pixels"): an image stored at another size (Gemini returns
+1024 x 1024) is resized with Lanczos before scoring (`score_size`; the other datasets are scored as
+stored, the paper says nothing of resizing them). The table's note says so.
+
 An image the metric cannot score (NIQE's fit fails on a flat image; BRISQUE gives NaN there) keeps NaN
 in the per-image frame with the reason in `unscored_because`; the tables average the finite scores and
 count the others in their `unscored` columns. A file that is not a readable image raises DocError.
@@ -39,7 +44,8 @@ from lmms_eval_tasks.question import DocError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff")
 CAPTION_COLUMNS = ("image", "correct_caption", "reversed_caption")
-ITEM_COLUMNS = ["dataset", "image", "correct_caption", "reversed_caption"]
+ITEM_COLUMNS = ["dataset", "image", "correct_caption", "reversed_caption", "score_size"]
+PAPER_IMAGE_SIZE = 512  # the CAIT images' side in pixels (the generation prompt of CAIT Appendix A)
 SCORE_COLUMNS = ["niqe", "brisque", "clip_correct", "clip_reversed", "clip_margin"]
 NOTE_COLUMN = "unscored_because"
 METRICS = ("niqe", "brisque", "clip")
@@ -54,7 +60,8 @@ def cait_items(folder: Path, name: str = "CAIT") -> pd.DataFrame:
     records = read_folder(Path(folder))
     return pd.DataFrame({"dataset": name, "image": [r["image"] for r in records],
                          "correct_caption": [r["uncommon_text"] for r in records],
-                         "reversed_caption": [r["common_text"] for r in records]}, columns=ITEM_COLUMNS)
+                         "reversed_caption": [r["common_text"] for r in records], "score_size": PAPER_IMAGE_SIZE},
+                        columns=ITEM_COLUMNS)
 
 
 def captioned_items(path: Path, name: str) -> pd.DataFrame:
@@ -126,12 +133,25 @@ def _readable(image: str) -> None:
         raise DocError(f"{image}: not a readable image ({error})") from None
 
 
+def _at_size(image: str, size: int):
+    """The image as pyiqa's input tensor (1 x 3 x H x W in [0, 1]), resized with Lanczos to size x size."""
+    import torch
+    from PIL import Image
+
+    with Image.open(image) as picture:
+        rgb = picture.convert("RGB")
+    if rgb.size != (size, size):
+        rgb = rgb.resize((size, size), Image.Resampling.LANCZOS)
+    return torch.from_numpy(np.asarray(rgb, dtype=np.float32) / 255.0).permute(2, 0, 1)[None]
+
+
 def iqa_scores(images: Sequence[str], metric: str, params: Path | None = None,
-               device: str | None = None) -> tuple[list[float], list[str | None]]:
+               device: str | None = None, sizes: Sequence[int | None] | None = None
+               ) -> tuple[list[float], list[str | None]]:
     """(one pyiqa no-reference score per image file, why a score is missing). `params` is the metric's
-    parameter file (None: pyiqa's own, downloaded from the hub on first use). An image the metric cannot
-    score (NIQE of a flat image fails to fit) gets NaN and the library's message; an unreadable file
-    raises DocError."""
+    parameter file (None: pyiqa's own, downloaded from the hub on first use); `sizes` per image the side it
+    is scored at (None: as stored). An image the metric cannot score (NIQE of a flat image fails to fit)
+    gets NaN and the library's message; an unreadable file raises DocError."""
     import pyiqa
     import torch
 
@@ -140,11 +160,12 @@ def iqa_scores(images: Sequence[str], metric: str, params: Path | None = None,
     options = {} if params is None else {"pretrained_model_path": str(params)}
     scorer = pyiqa.create_metric(metric, device=device or default_device(), **options)
     scores, notes = [], []
-    for image in images:
+    for image, size in zip(images, sizes or [None] * len(images)):
         _readable(image)
         try:
             with torch.no_grad():
-                score = float(torch.as_tensor(scorer(str(image))).reshape(-1)[0])
+                shown = str(image) if size is None else _at_size(image, size)
+                score = float(torch.as_tensor(scorer(shown)).reshape(-1)[0])
             note = None if math.isfinite(score) else f"{metric}: not finite"
         except (RuntimeError, ValueError, ArithmeticError) as error:  # torch.linalg errors are RuntimeErrors
             score, note = math.nan, f"{metric}: {type(error).__name__}: {str(error).splitlines()[0]}"
@@ -196,14 +217,16 @@ def score_items(items: pd.DataFrame, metrics: Sequence[str] = METRICS, *, niqe_m
     unknown = sorted(set(metrics) - set(METRICS))
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; choose from {list(METRICS)}")
-    scored = items.reset_index(drop=True).copy()
+    scored = items.reset_index(drop=True).reindex(columns=[*items.columns, *(
+        [] if "score_size" in items.columns else ["score_size"])])  # items without one are scored as stored
     for column in SCORE_COLUMNS:
         scored[column] = np.nan
     images = list(scored["image"])
+    sizes = [None if pd.isna(size) else int(size) for size in scored["score_size"]]
     notes = [[] for _ in images]
     for column, metric, params in (("niqe", niqe_metric, niqe_params), ("brisque", brisque_metric, brisque_params)):
         if column in metrics:
-            scored[column], missing = iqa_scores(images, metric, params, device)
+            scored[column], missing = iqa_scores(images, metric, params, device, sizes)
             for kept, note in zip(notes, missing):
                 kept += [note] if note else []
     scored[NOTE_COLUMN] = ["; ".join(kept) or None for kept in notes]
@@ -263,6 +286,12 @@ def quality_tables(scores: pd.DataFrame) -> list:
                                 "BRISQUE ↓": perceptual["brisque"].map(lambda v: fmt(v, 2))})
         unscored = perceptual[(perceptual["niqe_unscored"] > 0) | (perceptual["brisque_unscored"] > 0)]
         note = "Means over the images; lower is better."
+        resized = scores.groupby("dataset", sort=False)["score_size"].first().dropna() if "score_size" in scores \
+            else pd.Series(dtype=float)
+        if len(resized):
+            note += " " + ", ".join(f"{dataset} scored at {int(size)} × {int(size)}" for dataset, size in resized.items()) + (
+                " (the paper's CAIT size; images stored at another size resized with Lanczos); the other datasets as "
+                "stored.")
         if not unscored.empty:
             note += " Images without a finite score, left out of the mean: " + ", ".join(
                 f"{d} NIQE {n}, BRISQUE {b}" for d, n, b in

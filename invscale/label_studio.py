@@ -200,6 +200,9 @@ def annotations_from_export(path: Path, controls: Sequence[str] = ()) -> pd.Data
         tasks = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise LabelStudioError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
+    except UnicodeDecodeError as error:
+        raise LabelStudioError(f"{path}: byte 0x{error.object[error.start]:02x} at offset {error.start} is not UTF-8 "
+                               f"(Label Studio exports UTF-8 JSON)") from None
     if not isinstance(tasks, list):
         raise LabelStudioError(f"{path}: a Label Studio JSON export is a list of tasks, got {type(tasks).__name__}")
     return annotations_frame(tasks, str(path), controls=controls)
@@ -212,18 +215,27 @@ def annotations_frame(tasks: Iterable[dict], where: str, users: dict[int, str] |
     if CONTROL in controls or len(set(controls)) < len(controls):
         raise ValueError(f"further controls must be distinct and other than {CONTROL!r}, got {list(controls)}")
     users = users or {}
-    records, seen_keys = [], {}
+    records, seen_keys, seen_ids = [], {}, set()
     for number, task in enumerate(tasks, 1):
         if not isinstance(task, dict) or not isinstance(task.get("data"), dict) or "id" not in task:
             raise LabelStudioError(f"{where}: record {number} is not a task with 'id' and 'data'")
         task_where = f"{where}: task {task['id']}"
+        if task["id"] in seen_ids:
+            raise LabelStudioError(f"{task_where}: record {number} repeats the id of an earlier task")
+        seen_ids.add(task["id"])
         key = task["data"].get("item_key")
         if not isinstance(key, str) or not key:
             raise LabelStudioError(f"{task_where}: its data has no 'item_key' (not a task exported by postprocess.human)")
         if key in seen_keys:
             raise LabelStudioError(f"{task_where}: item_key {key!r} is also the key of task {seen_keys[key]}")
         seen_keys[key] = task["id"]
-        for annotation in task.get("annotations") or []:
+        annotations = task.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise LabelStudioError(f"{task_where}: 'annotations' is {type(annotations).__name__}, not a list")
+        for number_in_task, annotation in enumerate(annotations, 1):
+            if not isinstance(annotation, dict):
+                raise LabelStudioError(f"{task_where}: annotation {number_in_task} is {type(annotation).__name__}, "
+                                       f"not an object")
             records.append(_annotation_record(annotation, task, key, f"{task_where} annotation "
                                               f"{annotation.get('id')}", users, project, controls))
     frame = pd.DataFrame(records, columns=[*ANNOTATION_COLUMNS, *controls])
@@ -245,6 +257,11 @@ def _annotation_record(annotation: dict, task: dict, key: str, where: str, users
     lead_time = annotation.get("lead_time")
     if lead_time is not None and not (isinstance(lead_time, (int, float)) and math.isfinite(lead_time) and lead_time >= 0):
         raise LabelStudioError(f"{where}: 'lead_time' is {lead_time!r}, not a number of seconds")
+    created_at = annotation.get("created_at")
+    try:
+        pd.Timestamp(created_at) if created_at is not None else None
+    except (ValueError, TypeError):
+        raise LabelStudioError(f"{where}: 'created_at' is {created_at!r}, not a date and time") from None
     return {
         "project": project if project is not None else annotation.get("project", task.get("project")),
         "task_id": task["id"], "annotation_id": annotation.get("id"), "item_key": key, "annotator": author,
@@ -278,10 +295,19 @@ def write_annotations(frame: pd.DataFrame, path: Path) -> Path:
 
 def read_annotations(path: Path) -> pd.DataFrame:
     """An annotations CSV written by write_annotations (the `human-import` output)."""
-    frame = pd.read_csv(path, dtype={"item_key": str, "label": object, "annotator_email": str})
+    try:
+        frame = pd.read_csv(path, dtype={"item_key": str, "label": object, "annotator_email": str})
+    except (ValueError, UnicodeDecodeError) as error:  # pandas' parser errors are ValueErrors
+        raise LabelStudioError(f"{path}: not a readable annotations CSV ({str(error).strip()[:200]})") from None
     missing = [column for column in ANNOTATION_COLUMNS if column not in frame]
     if missing:
         raise LabelStudioError(f"{path}: missing column(s) {missing}; expected {ANNOTATION_COLUMNS}")
     frame["annotator_email"] = frame["annotator_email"].fillna("")
-    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True)
+    dates = pd.to_datetime(frame["created_at"], utc=True, errors="coerce", format="ISO8601")
+    bad = frame["created_at"].notna() & dates.isna()
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise LabelStudioError(f"{path}: line {row + 2}: created_at {frame['created_at'].iloc[row]!r} is not a date "
+                               f"and time")
+    frame["created_at"] = dates
     return frame[ANNOTATION_COLUMNS]

@@ -2,7 +2,7 @@
 
 With the benchmark's description (benchmarks.py) this is the only benchmark-specific code of the task
 layer: each adapter is named by its BenchmarkSpec and called as adapter(row, position, spec). Field names
-follow the hub datasets listed in shared/notes/benchmarks.md (and VLMEvalKit's TSVs for AI2D); a missing
+follow the hub dataset each BenchmarkSpec names (and VLMEvalKit's TSVs for AI2D); a missing
 or malformed field raises DocError naming the benchmark, the row and the field.
 """
 

@@ -3,8 +3,8 @@
 Everything else is derived from BENCHMARKS: the task catalog (catalog.py: names, variants, groups), the
 record contract's benchmark and split lists (record.py), the generated task YAMLs and their process_docs
 hooks (generate.py), the launch plan's question counts (launch/plan.py). The adapter named here
-(adapters.py) turns one dataset row into the canonical Question; the benchmarks' fields are listed in
-shared/notes/benchmarks.md.
+(adapters.py) turns one dataset row into the canonical Question; the dataset fields each benchmark
+uses are the ones its adapter reads.
 
 This module is plain data (no datasets, no PIL): postprocess imports it through record.py.
 """

@@ -193,7 +193,13 @@ def check_folder(folder: Path) -> FolderCheck:
     raw: list[tuple[str, object]] = []  # (where, record)
     if (folder / "cait.jsonl").exists():
         source = folder / "cait.jsonl"
-        for number, line in enumerate(source.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for number, data in enumerate(source.read_bytes().splitlines(), 1):
+            try:
+                line = data.decode("utf-8")  # strictly: a replaced byte would be stored as U+FFFD
+            except UnicodeDecodeError as error:
+                check.problems.append(f"{source}:{number}: byte 0x{data[error.start]:02x} at column {error.start + 1} "
+                                      f"is not UTF-8")
+                continue
             if not line.strip():
                 continue
             try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
+from .question import LETTERS, MCQ
 
 BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
 SPLITS = SPLIT_NAMES
@@ -121,4 +122,20 @@ def validate_record(record: Any) -> dict:
                           "(a judge's answer is match 'judge' exactly when its status is 'settled')")
     if status is not None and not (isinstance(record.get("judge"), str) and isinstance(record.get("judge_model"), str)):
         raise RecordError("per_question has a judge_status but no judge / judge_model names")
+    outside = letter_outside_options(record.get("kind"), record.get("options"), record["gold"], record["prediction"])
+    if outside is not None:
+        raise RecordError(outside)
     return record
+
+
+def letter_outside_options(kind: Any, options: Any, gold: Any, prediction: Any) -> str | None:
+    """A multiple-choice record's gold or prediction letter that names none of its options (gold "C" of
+    two), as a RecordError message; None when both name an option or the record lists no options."""
+    if kind != MCQ or type(options) is not list or not options:
+        return None
+    letters = LETTERS[:len(options)]
+    for field, value in (("gold", gold), ("prediction", prediction)):
+        if type(value) is str and value not in letters:
+            return (f"per_question field '{field}' is {value!r}, not the letter of one of its {len(options)} "
+                    f"options ({', '.join(letters)})")
+    return None

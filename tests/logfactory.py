@@ -124,13 +124,22 @@ def write_results_json(path: Path, model_path: str, tasks: Iterable[str], model:
         "results": {task: {"alias": task, "accuracy,none": 0.5} for task in tasks},
         "configs": {task: {"task": task, "output_type": "generate_until"} for task in tasks},
         "versions": {task: 0.1 for task in tasks},
-        "n-samples": {task: {"original": 10, "effective": 10} for task in tasks},
+        "n-samples": {task: {"original": asked, "effective": asked}
+                      for task, asked in ((task, _questions_written(path, task)) for task in tasks)},
         "config": {"model": model, "model_args": model_args, "batch_size": "1", "device": "cpu",
                    "limit": None, "gen_kwargs": ""},
         "model_name": model_path,
         "date": path.name.split("_results.json")[0],
     }
     path.write_text(json.dumps(results, indent=2), encoding="utf-8")
+
+
+def _questions_written(results: Path, task: str) -> int:
+    """n-samples[task].effective as lmms-eval reports it: the lines of the task's samples file (10 when absent)."""
+    samples = results.with_name(results.name.replace("_results.json", f"_samples_{task}.jsonl"))
+    if not samples.is_file():
+        return 10
+    return sum(1 for line in samples.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
 
 
 def write_lines(path: Path, lines: Iterable[dict | str], truncate_last: bool = False) -> None:

@@ -188,7 +188,7 @@ class JudgeServer:
         self.image_answer = image_answer
         self.lifetime_s = lifetime_s
         self.requests: list[SeenRequest] = []
-        self._failures: list[tuple[int, float | None]] = []
+        self._failures: list[tuple[int, float | bytes | None]] = []  # (status, retry-after) or (200, a raw body)
         self._lock = threading.Lock()
         self._answered = threading.Condition(self._lock)
         self.reject_after_answers = 0  # a request with a bad key is refused only once this many were answered
@@ -219,6 +219,11 @@ class JudgeServer:
         with self._lock:
             self._failures += [(status, retry_after)] * n
 
+    def garble_next(self, n: int, body: bytes) -> None:
+        """Answer the next n authorized requests with status 200 and this raw body (a broken proxy)."""
+        with self._lock:
+            self._failures += [(200, body)] * n
+
     @property
     def answered(self) -> list[SeenRequest]:
         return [r for r in self.requests if r.status == 200]
@@ -245,6 +250,8 @@ class JudgeServer:
             with self._answered:  # deterministic interleaving for tests of one judge failing mid-run
                 self._answered.wait_for(lambda: len(self.answered) >= self.reject_after_answers, timeout=10)
             status, payload, extra = 401, _error(anthropic, 401, "invalid api key", bool(gemini)), {}
+        elif failure is not None and isinstance(failure[1], bytes):
+            status, payload, extra = 200, failure[1], {}
         elif failure is not None:
             status, retry_after = failure
             payload = _error(anthropic, status, "scripted failure", bool(gemini))
@@ -283,7 +290,7 @@ class JudgeServer:
                 self._send(*server._respond(self.path, headers, body))
 
             def _send(self, status: int, payload: dict, extra: dict[str, str]) -> None:
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

@@ -35,10 +35,11 @@ from lmms_eval_tasks.hooks import (
     process_results,
     question_of,
 )
-from lmms_eval_tasks.prompts import shown_prompt
+from lmms_eval_tasks.prompts import build_prompt, shown_prompt
 from lmms_eval_tasks.question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, Question
 from lmms_eval_tasks.record import validate_record
 from lmms_eval_tasks.scoring import per_question_record, score
+from lmms_eval_tasks.variants import VARIANTS, apply_variant
 from model_configs import load_registry
 from postprocess.adjudication import is_judged, live
 from postprocess.adjudication.prompt import prompt_for, verdict_parser
@@ -116,6 +117,19 @@ def test_the_prompt_is_what_the_model_was_sent_and_never_shows_the_gold(fixture_
     assert "A. option 0\nB. option 1" in prompt and "<response>\nIt is the third one.\n</response>" in prompt
     assert prompt_for(replace(question, gold="C"), "It is the third one.") == prompt  # the gold is never shown
     assert "(one of A, B, C, D), or NONE" in prompt
+
+
+@pytest.mark.parametrize("variant, shown_order", [("shift1", "6345"), ("shift2", "5634"), ("shift3", "4563"),
+                                                  ("reverse", "6543")])
+def test_embedded_choices_are_rebuilt_in_the_order_the_model_saw_them(variant, shown_order):
+    """A MathVista-style prompt lists its choices itself; the judge must see them as the variant showed them.
+    shift1 and shift3 are each other's inverse, so an inverted permutation swaps them (reverse and shift2 are
+    their own inverses and would hide it)."""
+    dataset = replace(mcq(4), prompt_style="embedded_choices", options=["3", "4", "5", "6"],
+                      text="How many? Choices:\n(A) 3\n(B) 4\n(C) 5\n(D) 6")
+    shown = apply_variant(dataset, VARIANTS[variant])
+    expected = "How many? Choices:\n" + "\n".join(f"({letter}) {n}" for letter, n in zip("ABCD", shown_order))
+    assert shown_prompt(shown) == expected == build_prompt(shown, original_options=dataset.options)
 
 
 # ---------------------------------------------------------------------------------------------- the merge

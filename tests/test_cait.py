@@ -92,6 +92,20 @@ def test_every_bad_record_is_counted_and_a_corrupt_png_is_named(tmp_path, capsys
     assert capsys.readouterr().out == f"1 valid CAIT records in {folder}\n"
 
 
+def test_a_byte_that_is_not_utf8_is_named_and_never_stored_replaced(tmp_path, capsys):
+    from lmms_eval_tasks.__main__ import main
+
+    folder = tmp_path / "cait"
+    png(folder / "images" / "a.png")
+    latin1 = json.dumps(record(id="s2", common_text="A tiger chases a rabbit.")).encode().replace(b"tiger", b"tig\xe9r")
+    (folder / "cait.jsonl").write_bytes(json.dumps(record()).encode() + b"\n" + latin1 + b"\n")
+    assert main(["cait-validate", str(folder)]) == 1
+    column = latin1.index(b"\xe9") + 1
+    assert f"{folder / 'cait.jsonl'}:2: byte 0xe9 at column {column} is not UTF-8" in capsys.readouterr().err
+    assert main(["cait-prepare", str(folder), str(tmp_path / "out")]) == 2
+    assert "not UTF-8" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
 def test_right_answer_positions_are_balanced_and_deterministic():
     rows = [record(id=f"scene_{i}") for i in range(11)]
     first = [cait.cait(r, i, BY_KEY["CAIT:test"]) for i, r in enumerate(rows)]

@@ -59,6 +59,21 @@ def test_a_split_that_cannot_be_stratified_says_why():
         split.stratified_split(fake_records(dict.fromkeys(CATEGORIES, 2)), 0.9)
 
 
+def test_the_papers_split_holds_out_160_scenes_as_table_8_implies():
+    """Golden (CAIT Table 1, Section 5.2, Table 8): 400 scenes in Table 1's proportions (Human-Human 22.00% +
+    14.25%, Human-Animal 22.25% + 14.00%, Animal-Animal 18.00%, Bio-StillLife 9.50%) split 60/40 hold out
+    160 scenes, each domain in proportion; every Table 8 accuracy is a whole number of those 160."""
+    counts = {"Human-Human": 145, "Human-Animal": 145, "Animal-Animal": 72, "Bio-StillLife": 38}
+    assert [round(100 * n / 400, 2) for n in counts.values()] == [22.00 + 14.25, 22.25 + 14.00, 18.00, 9.50]
+    records = fake_records(counts)
+    heldout = split.stratified_split(records, split.PAPER_TRAIN_FRACTION, seed=0)["heldout"]
+    assert len(heldout) == 160
+    per_domain = {category: sum(scene.startswith(category) for scene in heldout) for category in counts}
+    assert all(abs(per_domain[c] - 0.4 * n) < 1 for c, n in counts.items()), per_domain
+    for accuracy in (0.425, 0.575, 0.400, 0.581):  # Qwen2.5-VL 7B, 7B-LoRA, 3B, 3B-LoRA
+        assert any(round(right / 160, 3) == accuracy for right in range(161)), accuracy
+
+
 def test_the_split_is_written_as_two_cait_folders_and_a_prepared_heldout_dataset(tmp_path):
     import datasets
 

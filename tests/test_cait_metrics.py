@@ -227,6 +227,13 @@ def test_position_bias_check(tmp_path):
     assert reader["paired_scenes"] == 8 and reader["same_sentence"] == pytest.approx(7 / 8)  # unparsed never agrees
 
 
+def test_a_scene_unparsed_in_both_orders_is_not_the_same_sentence(tmp_path):
+    write_cait_logs(tmp_path, {QWEN_8B: {"direct": by_scene({0: "unsure"}), "swap": by_scene({0: "unsure"})}})
+    reader = metrics.position_bias(ingest(tmp_path).table).set_index("model").loc["Qwen3-VL-8B"]
+    # both answers to scene 0 are wrong as unparsed, yet neither chose a sentence: 7 of 8, not 8 of 8
+    assert reader["paired_scenes"] == 8 and reader["same_sentence"] == pytest.approx(7 / 8)
+
+
 # ---------------------------------------------------------------------------------------------- domains
 def test_domain_accuracy_per_model_and_group(tmp_path):
     # Fixture scenes: 0-1 Human-Human, 2-3 Human-Animal, 4-5 Animal-Animal, 6-7 Bio-StillLife.
@@ -260,6 +267,23 @@ def test_structured_prompt_group_summary_against_instant(tmp_path):
     assert summary["accuracy_change"] == pytest.approx(((1 - 6 / 8) + (7 / 8 - 1)) / 2 * 100)  # +6.25 points
 
 
+def test_table_7_group_means_recompute_from_tables_3_and_17():
+    """Golden (CAIT Tables 3, 7 and 17): the ~10B Instruct models' structured-prompt accuracy and F1 (Table 17)
+    average to Table 7's 0.554 and 0.546. Its arrow (up 4.2%) has no stated baseline: against instant
+    (Table 3) the change is +15.2 points, which is what the report prints and its note names."""
+    structured = {"Qwen2.5-VL-7B": (0.538, 0.534), "Qwen3-VL-8B": (0.750, 0.750), "Gemma-3-12B": (0.535, 0.538),
+                  "LLaMA3.2-11B": (0.458, 0.458), "LLaVA-NeXT-7B": (0.490, 0.450)}
+    instant = {"Qwen2.5-VL-7B": (0.420, 0.347), "Qwen3-VL-8B": (0.380, 0.327), "Gemma-3-12B": (0.360, 0.353),
+               "LLaMA3.2-11B": (0.375, 0.372), "LLaVA-NeXT-7B": (0.475, 0.349)}
+    rows = [{"model": model, "variant": variant, "accuracy": acc, "macro_f1": f1}
+            for variant, values in (("structured", structured), ("direct", instant))
+            for model, (acc, f1) in values.items()]
+    models = models_frame({model: ("Instruct", "~10B") for model in structured})
+    summary = row(metrics.group_mode_summary(pd.DataFrame(rows), models), group="Instruct")
+    assert (summary["models"], round(summary["accuracy"], 3), round(summary["macro_f1"], 3)) == (5, 0.554, 0.546)
+    assert round(summary["accuracy_change"], 1) == 15.2
+
+
 # ---------------------------------------------------------------------------------------------- timing
 def test_seconds_per_question_for_a_single_task_run(tmp_path):
     write_cait_logs(tmp_path, {QWEN_8B: {"direct": right}})
@@ -290,6 +314,8 @@ def test_seconds_per_question_apportioned_in_a_multi_task_run(tmp_path):
     section = markdown(cait_tables(ingested.table, models_frame({"Qwen3-VL-8B": ("Instruct", "~10B")}),
                                            timing=run_timing(ingested)))
     assert "1.250†" in section and "11.250†" in section
+    # CAIT Tables 3 and 5 time each question on vLLM: the note says how this Time differs and who timed it
+    assert "The paper times each question on vLLM" in section and "Backends: qwen3_vl: Qwen3-VL-8B." in section
 
 
 def test_runs_without_timing_leave_time_empty_and_say_why(tmp_path):
@@ -311,6 +337,19 @@ def test_rows_from_two_runs_sum_their_seconds_and_questions(tmp_path):
     ingested = ingest(tmp_path)
     per_mode = metrics.seconds_per_question(ingested.table, run_timing(ingested)).set_index("variant")
     assert per_mode.loc["direct", "seconds_per_question"] == 2.0 and per_mode.loc["swap", "seconds_per_question"] == 5.0
+
+
+def test_several_runs_of_one_mode_give_total_seconds_over_total_questions(tmp_path):
+    """Two direct runs of one model over disjoint scenes: 2 questions in 10 s and 6 in 6 s make 16 s over
+    8 questions (2.0 s), not the mean of the per-run ratios (5 and 1: 3.0 s)."""
+    records = cait_records("direct", right)
+    for timestamp, part, seconds in (("20250101_120000", records[:2], 10.0), ("20250102_120000", records[2:], 6.0)):
+        paths = write_run(tmp_path, QWEN_8B, "cait", part, timestamp=timestamp, drop_response=True)
+        write_timed_results(paths.results, QWEN_8B, {"cait": (len(part), 2.0 * len(part))}, elapsed=seconds)
+    ingested = ingest(tmp_path)
+    assert len(ingested.table) == 8
+    per_mode = metrics.seconds_per_question(ingested.table, run_timing(ingested))
+    assert row(per_mode, model="Qwen3-VL-8B", variant="direct")["seconds_per_question"] == pytest.approx(2.0)
 
 
 # ---------------------------------------------------------------------------------------------- report

@@ -125,6 +125,21 @@ def test_an_unscorable_image_is_nan_with_its_reason_and_an_unreadable_file_is_an
         quality.iqa_scores([str(flat), str(tmp_path / "broken.png")], "niqe", params["niqe"], "cpu")
 
 
+def test_cait_images_are_scored_at_the_papers_512_pixels(params, tmp_path):
+    """CAIT's images are 512 x 512 (CAIT Appendix A's generation prompt); NIQE and BRISQUE depend on
+    resolution, so a 1024 x 1024 image (what Gemini returns) is scored as its 512 x 512 Lanczos resize."""
+    big = scene(7).resize((1024, 1024), Image.Resampling.LANCZOS)
+    big.save(tmp_path / "big.png")
+    big.resize((512, 512), Image.Resampling.LANCZOS).save(tmp_path / "small.png")
+    for metric in ("niqe", "brisque"):
+        at_paper_size, _ = quality.iqa_scores([str(tmp_path / "big.png")], metric, params[metric], "cpu", sizes=[512])
+        resized_file, _ = quality.iqa_scores([str(tmp_path / "small.png")], metric, params[metric], "cpu")
+        as_stored, _ = quality.iqa_scores([str(tmp_path / "big.png")], metric, params[metric], "cpu")
+        assert at_paper_size[0] == pytest.approx(resized_file[0], rel=1e-4)
+        assert as_stored[0] != pytest.approx(at_paper_size[0], rel=1e-4), metric
+    assert set(quality.cait_items(write_cait_fixture(tmp_path / "cait"))["score_size"]) == {512}
+
+
 def test_clip_similarities_are_cosines_with_margin_correct_minus_reversed(clip_model, images):
     paths = images["clean"] + images["noisy"]
     correct = ["a dog walks a man", "a teacher scolds a student", "a book reads a girl"] * 2
@@ -206,8 +221,9 @@ def test_the_command_writes_tables_9_and_10_with_one_row_per_dataset_in_order(tm
     assert (by_dataset.loc["Plain", "niqe_unscored"], by_dataset.loc["CAIT", "niqe_unscored"]) == (1, 0)
     scores = pd.read_csv(out / "scores.csv")
     assert len(scores) == 13 and scores["unscored_because"].notna().sum() == 1
-    assert "Images without a finite score, left out of the mean: Plain NIQE 1" in (
-        out / "table09_perceptual_quality.md").read_text()
+    table9_text = (out / "table09_perceptual_quality.md").read_text()
+    assert "Images without a finite score, left out of the mean: Plain NIQE 1" in table9_text
+    assert "CAIT scored at 512 × 512 (the paper's CAIT size" in table9_text
     markdown = (out / "table10_clip_alignment.md").read_text()
     assert "paper Table 10" in markdown and "| Winoground" in markdown
 

@@ -118,6 +118,40 @@ def test_every_skipped_line_is_in_problems_csv_and_strict_names_the_first(tmp_pa
     assert not (tmp_path / "strict").exists()
 
 
+def test_a_model_that_loses_its_samples_file_is_said_on_the_console(tmp_path, capsys):
+    """results.json lists blink_val but its samples file is gone: Tiny-L drops out, and the console says so."""
+    tiny_logs(tmp_path)
+    samples = tmp_path / "logs" / "models__tiny-l" / "20250101_120000_samples_blink_val.jsonl"
+    samples.unlink()
+    assert main(report_args(tmp_path, tmp_path / "out")) == 0
+    err = capsys.readouterr().err
+    lost = next(line for line in err.splitlines() if line.startswith("warning: 1 runs lack questions"))
+    assert "Tiny-L: " in lost and "missing_samples" in lost and samples.name in lost
+    assert "warning: 1 models have runs but no rows, so they drop out of the analysis: Tiny-L" in err
+
+
+def test_a_samples_file_shorter_than_results_json_says_is_said(tmp_path, capsys):
+    tiny_logs(tmp_path)
+    samples = tmp_path / "logs" / "models__tiny-m" / "20250101_120000_samples_blink_val.jsonl"
+    samples.write_text("".join(samples.read_text().splitlines(keepends=True)[:20]))
+    assert main(report_args(tmp_path, tmp_path / "out")) == 0
+    lost = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: 1 runs lack"))
+    assert f"Tiny-M: {samples} (short_samples: 20 lines for the 30 questions results.json says were asked" in lost
+    problems = pd.read_csv(tmp_path / "out" / "problems.csv")
+    assert problems[["kind", "action", "field"]].values.tolist() == [
+        ["short_samples", "reported", "n-samples.blink_val.effective"]]
+
+
+def test_a_fifo_named_like_a_samples_file_is_not_opened(tmp_path):
+    tiny_logs(tmp_path)
+    fifo = tmp_path / "logs" / "models__tiny-s" / "20250101_120000_samples_blink_val_cot.jsonl"
+    os.mkfifo(fifo)
+    done = cli(report_args(tmp_path, tmp_path / "out"))  # would wait for a writer forever
+    assert done.returncode == 0, done.stderr
+    warning = next(line for line in done.stderr.splitlines() if line.startswith("warning: 1 runs or samples files"))
+    assert f"{fifo} (not_a_file: named like a samples file but not a regular file" in warning
+
+
 # ---------------------------------------------------------------------------------------------- duplicates
 def _duplicate_large_run(root: Path) -> tuple:
     """A second run of Tiny-L, started later, that answers every question right."""

@@ -88,6 +88,13 @@ def test_inconclusive_responses_yield_no_prediction_and_say_why(response, reason
     assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", reason)
 
 
+@pytest.mark.parametrize("response", ["I am unable to tell. B", "I cannot tell. B", "Unable to determine. B"])
+def test_a_lone_capital_after_a_refusal_is_not_an_answer(response):
+    """The refusal decides: the capital letter that follows it is not scored as option B."""
+    extraction = extract_choice(response, OPTIONS)
+    assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "refusal")
+
+
 @pytest.mark.parametrize(
     "response, answer",
     [("Yes", "Yes"), ("no", "No"), ("No, there is no dog in the image.", "No"), ("**Yes**, it is.", "Yes"),

@@ -45,6 +45,27 @@ def test_the_human_baseline_is_the_first_row_of_cait_table_3(tmp_path, human_fil
     assert "Human annotators: mean over 3 annotators of Label Studio's lead_time" in text
 
 
+def test_table_12_has_the_papers_age_and_description_columns(tmp_path, human_files, capsys):
+    """CAIT Table 12: Annotator, Age, Description, Acc, F1, Avg Time (s); Label Studio records no age or
+    description, so they come from --annotator-profiles and are "–" without it."""
+    write_cait_logs(tmp_path / "logs", {QWEN_8B: {"direct": right}})
+    annotations, items, *_ = human_files
+    base = ["report", "--logs", str(tmp_path / "logs"), "--human-annotations", "cait-baseline", str(annotations),
+            str(items)]
+    assert main([*base, "--out", str(tmp_path / "plain")]) == 0
+    plain = pd.read_csv(tmp_path / "plain" / "tables" / "cait_table12_annotators.csv", dtype=str)
+    assert list(plain.columns[:3]) == ["Annotator", "Age", "Description"] and plain["Age"].iloc[0] == "–"
+    profiles = tmp_path / "profiles.csv"
+    profiles.write_text("annotator,age,description\n1,15,Undergraduate student\n2,21,Master student\n3,,\n")
+    assert main([*base, "--out", str(tmp_path / "profiled"), "--annotator-profiles", str(profiles)]) == 0
+    table12 = pd.read_csv(tmp_path / "profiled" / "tables" / "cait_table12_annotators.csv", dtype=str)
+    assert table12[["Age", "Description"]].values.tolist()[:3] == [
+        ["15", "Undergraduate student"], ["21", "Master student"], ["–", "–"]]
+    profiles.write_text("annotator,age,description\n1,fifteen,x\n")
+    assert main([*base, "--out", str(tmp_path / "bad"), "--annotator-profiles", str(profiles)]) == 2
+    assert f"{profiles}: line 2: age 'fifteen' is not a whole number" in capsys.readouterr().err
+
+
 def test_statistics_read_back_from_a_human_stats_folder_equal_the_computed_ones(tmp_path, human_files):
     _, _, items, annotations = human_files
     computed = set_statistics("cait-baseline", annotations, items)

@@ -100,8 +100,23 @@ def test_taxonomy_sample_over_represents_flagged_questions_and_reports_each_stra
     assert strata.loc[(False, "MME"), "weight"] == 6.0
     assert len(sample.items) == 10 and sample.items["flagged"].sum() == 5
     assert set(sample.items.loc[sample.items["flagged"], "flagged_by"]) == {"gpt"}
-    assert sample.items.equals(sample_taxonomy_check(verdicts, n=10, seed=3).items)
-    assert not sample.items.equals(sample_taxonomy_check(verdicts, n=10, seed=4).items)
+    assert sample.items.equals(sample_taxonomy_check(verdicts, n=10, flagged_share=0.5, seed=3).items)
+    assert not sample.items.equals(sample_taxonomy_check(verdicts, n=10, flagged_share=0.5, seed=4).items)
+
+
+def test_the_default_flagged_share_fits_the_papers_own_figures():
+    """Golden (inverse-scaling paper, Section 5.6 and Appendix H, Table 39): 127 questions, majority vote 107
+    genuine and 20 bad annotation, agreeing with GPT-5.4 on 88.2% (112) and with Claude Opus 4.6 on 84.3%
+    (107). A flagged question the majority calls genuine is a disagreement with the judge that flagged it, so
+    the flagged questions number at most 20 + (127 - 112) + (127 - 107); the default quota stays within it."""
+    from postprocess.human.task_sets import PAPER_FLAGGED_SHARE
+
+    n, majority_bad = 127, 20
+    agree_gpt, agree_claude = round(0.882 * n), round(0.843 * n)
+    assert (agree_gpt, agree_claude, round(0.157 * n)) == (112, 107, majority_bad)
+    most_flagged = majority_bad + (n - agree_gpt) + (n - agree_claude)
+    assert most_flagged == 55
+    assert math.floor(n * PAPER_FLAGGED_SHARE + 0.5) == 51 <= most_flagged < math.floor(n * 0.5 + 0.5)
 
 
 def test_taxonomy_sample_fills_a_short_class_from_the_other():
@@ -239,6 +254,21 @@ def test_taxonomy_tables_match_the_hand_worked_example():
     assert estimates.loc[("majority vote", B), "weighted_share"] == pytest.approx(2 / 5)
 
 
+def test_an_unparsed_judge_verdict_counts_against_the_judge_in_kappa():
+    """Every annotator agrees, so the majority is each item's label; claude's unparsed verdict on q2 is a
+    disagreement, not a missing item: claude G U B B G vs majority G G B B G."""
+    example = {"q1": (G,) * 5, "q2": (G, G, G, G, UNPARSED), "q3": (B,) * 5, "q4": (B,) * 5, "q5": (G,) * 5}
+    sample = sample_taxonomy_check(verdicts_frame(example), n=5)
+    items = sample.items.assign(item_key=sample.items["question_key"])
+    annotations = annotation_rows({key: {a + 1: (labels[a], 5.0) for a in range(3)} for key, labels in example.items()})
+    judges = agreement.taxonomy_tables(annotations, items)["judges"].set_index("judge")
+    # p_o = 4/5; majority G 3, B 2; claude G 2, B 2, unparsed 1: p_e = (3*2 + 2*2)/25 = 2/5 -> kappa 2/3
+    # (without the unparsed item: 4 items, all agreeing, kappa 1.0)
+    assert judges.loc["claude", ["items", "agreement"]].tolist() == [5, pytest.approx(0.8)]
+    assert judges.loc["claude", "cohen_kappa"] == pytest.approx(2 / 3)
+    assert judges.loc["gpt", "cohen_kappa"] == pytest.approx(1.0)
+
+
 def test_sampling_weights_turn_sample_shares_into_population_estimates():
     items, annotations = taxonomy_items_and_annotations()
     items = items.assign(weight=[3.0 if not flagged else 1.0 for flagged in items["flagged"]])
@@ -270,6 +300,27 @@ def test_cait_baseline_tables_match_the_hand_worked_example(cait_records):
     assert baseline["accuracy"] == pytest.approx(2.5 / 3) and baseline["seconds_per_question"] == pytest.approx(4.5)
     pairs = tables["pairwise"].set_index(["rater_a", "rater_b"])
     assert pairs.loc[(1, 2)].tolist() == [7, pytest.approx(5 / 7), pytest.approx(10 / 24)]
+
+
+def test_table_12_mean_and_std_of_the_papers_five_annotators(cait_records):
+    """Golden (CAIT Table 12): the five annotators' average times 3.7, 3.3, 3.4, 4.1, 4.2 s give Mean 3.740 and
+    Std 0.404, the standard deviation with n - 1 (with n it would be 0.361)."""
+    items = cait_items_and_annotations(cait_records)[0]
+    times = {1: 3.7, 2: 3.3, 3: 3.4, 4: 4.1, 5: 4.2}
+    annotations = annotation_rows({key: {a: (gold, t) for a, t in times.items()}
+                                   for key, gold in zip(items["item_key"], items["gold"])})
+    summary = agreement.cait_baseline_tables(annotations, items)["summary"].iloc[0]
+    assert round(summary["seconds_per_item_mean"], 3) == 3.740
+    assert round(summary["seconds_per_item_std"], 3) == 0.404
+
+
+def test_the_human_row_counts_only_the_scenes_someone_annotated(cait_records):
+    items, annotations = cait_items_and_annotations(cait_records)
+    nobody = items["item_key"].iloc[-1]
+    tables = agreement.cait_baseline_tables(annotations[annotations["item_key"] != nobody], items)
+    baseline = tables["baseline"].iloc[0]
+    assert baseline["n"] == 7  # the accuracies are over the 7 annotated scenes, not the set's 8
+    assert "1 item(s) of the set have no annotation" in baseline["timing_note"]
 
 
 def test_baseline_row_has_the_columns_of_the_model_rows():
@@ -352,6 +403,11 @@ def test_export_file_becomes_the_annotations_frame(tmp_path):
     ([export_task(1, "k", []), export_task(2, "k", [])], "task 2: item_key 'k' is also the key of task 1"),
     ([{"id": 1, "data": {"image": "x"}, "annotations": []}], "task 1: its data has no 'item_key'"),
     ({"tasks": []}, "a Label Studio JSON export is a list of tasks"),
+    ([export_task(1, "k", ["A"])], "task 1: annotation 1 is str, not an object"),
+    ([export_task(1, "k", {"id": 5})], "task 1: 'annotations' is dict, not a list"),
+    ([export_task(1, "k", [{**export_annotation(5, 2, "A"), "created_at": "yesterday"}])],
+     "task 1 annotation 5: 'created_at' is 'yesterday', not a date and time"),
+    ([export_task(1, "k", []), export_task(1, "k2", [])], "task 1: record 2 repeats the id of an earlier task"),
 ])
 def test_unusable_export_files_are_named(tmp_path, tasks, message):
     path = tmp_path / "export.json"
@@ -365,6 +421,25 @@ def test_an_export_that_is_not_json_names_the_line(tmp_path):
     path.write_text('[\n{"id": 1,\n')
     with pytest.raises(LabelStudioError, match=r"export.json: not valid JSON \(line 3"):
         annotations_from_export(path)
+
+
+def test_an_export_that_is_not_utf8_names_the_file_and_byte(tmp_path):
+    path = tmp_path / "export.json"
+    path.write_bytes(json.dumps([export_task(1, "k", [])]).encode().replace(b'"k"', b'"k\xff"'))
+    with pytest.raises(LabelStudioError, match=re.escape(f"{path}: byte 0xff at offset ") + r"\d+ is not UTF-8"):
+        annotations_from_export(path)
+
+
+def test_an_annotations_csv_with_a_bad_date_names_the_line(tmp_path):
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps([export_task(1, "k", [export_annotation(5, 2, "A"), export_annotation(6, 3, "B")])]))
+    csv = write_annotations(annotations_from_export(path), tmp_path / "annotations.csv")
+    csv.write_text(csv.read_text().replace("2026-12-01 01:00:57.209742+00:00", "soon", 1))
+    with pytest.raises(LabelStudioError, match=re.escape(f"{csv}: line 2: created_at 'soon' is not a date and time")):
+        read_annotations(csv)
+    csv.write_bytes(b"\xff\xfe" + csv.read_bytes())
+    with pytest.raises(LabelStudioError, match=re.escape(f"{csv}: not a readable annotations CSV")):
+        read_annotations(csv)
 
 
 # ---------------------------------------------------------------------------------------------- commands

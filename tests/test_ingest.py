@@ -30,7 +30,8 @@ def _problems(result, kind):
 
 def test_good_run(tmp_path, registry):
     records = make_records([True, False, None], benchmark="BLINK", split="val", subtask="Jigsaw")
-    records.append(make_record(question_id="open1", gold=["3", "three"], match="numeric", prediction="3",
+    records.append(make_record(question_id="open1", gold=["3", "three"], match="numeric", prediction="3", kind="open",
+                               options=[],
                                response="3", details={"judge": None}))
     paths = write_run(tmp_path, "/data/ckpts/Qwen3-VL-2B-Instruct", "blink_val", records)
     result = ingest_logs([tmp_path], registry)
@@ -168,6 +169,21 @@ def test_duplicates_keep_the_newest_run_by_its_own_timestamp(tmp_path, registry)
         ingest_logs([tmp_path], registry, duplicates="error")
 
 
+def test_a_renamed_copy_keeps_its_results_json_date(tmp_path, registry):
+    """A run's time is results.json `date`; the file name comes second, so a copy renamed to a later
+    prefix does not become the newest run."""
+    older = write_run(tmp_path, QWEN_2B, "blink_val", make_records([False], benchmark="BLINK", split="val"),
+                      timestamp="20250101_000000")
+    newer = write_run(tmp_path, QWEN_2B, "blink_val", make_records([True], benchmark="BLINK", split="val"),
+                      timestamp="20250102_000000")
+    for path in (older.results, older.samples):
+        path.rename(path.with_name(path.name.replace("20250101_000000", "20250301_000000")))
+    result = ingest_logs([tmp_path], registry)
+    assert result.table["correct"].tolist() == [True]
+    assert result.table["source_file"].tolist() == [str(newer.samples)]
+    assert sorted(result.runs["timestamp"]) == ["20250101_000000", "20250102_000000"]
+
+
 def test_file_ages_never_choose_between_runs(tmp_path, registry):
     """`touch` on either run changes nothing: rows, problems and duplicate pairs are the same."""
     runs = [write_run(tmp_path, QWEN_2B, "blink_val", make_records([True, outcome], benchmark="BLINK", split="val"),
@@ -301,6 +317,22 @@ def test_missing_response_without_resps_is_invalid(tmp_path, registry):
         "no response: neither filtered_resps, resps nor per_question.response holds a string"]
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_letters_outside_the_options_are_invalid_records(tmp_path, fast):
+    from postprocess.logs.lines import parse_samples_file
+
+    two = ["a tiger chases a rabbit", "a rabbit chases a tiger"]
+    records = [make_record(question_id="ok", options=two, gold="B", prediction="B"),
+               make_record(question_id="gold", options=two, gold="C", prediction="A", correct=False),
+               make_record(question_id="pred", options=two, gold="A", prediction="D", correct=False)]
+    paths = write_run(tmp_path, QWEN_2B, "blink_val", records)
+    parsed = parse_samples_file(paths.samples, fast=fast)
+    assert parsed.rows.num_rows == 1
+    assert [(kind, line, field) for kind, line, field, _, _ in parsed.problems] == [
+        ("invalid_record", 2, "per_question.gold"), ("invalid_record", 3, "per_question.prediction")]
+    assert parsed.problems[0][3] == "per_question field 'gold' is 'C', not the letter of one of its 2 options (A, B)"
+
+
 def test_orphan_and_missing_samples_files(tmp_path, registry):
     orphan = write_run(tmp_path, QWEN_8B, "blink_val", make_records([True]), timestamp="20250103_000000",
                        write_results=False)
@@ -384,6 +416,19 @@ def test_cache_hit_does_not_read_logs_and_an_edit_of_the_same_size_and_time_is_s
     with monkeypatch.context() as patched, pytest.raises(AssertionError, match="read again"):
         _no_reading(patched)  # another model mapping is another entry
         cache.load_or_ingest([logs], cache_dir, registry, model_overrides={"elsewhere": "Qwen3-VL-8B"})
+
+
+def test_another_duplicates_rule_is_another_cache_entry(tmp_path, registry):
+    """A second report with --duplicates oldest must not reuse the table the newest rule built."""
+    logs, cache_dir = tmp_path / "logs", tmp_path / "cache"
+    for timestamp, outcome in (("20250101_000000", False), ("20250102_000000", True)):
+        write_run(logs, QWEN_2B, "blink_val", make_records([outcome], benchmark="BLINK", split="val"),
+                  timestamp=timestamp)
+    newest = cache.load_or_ingest([logs], cache_dir, registry, duplicates="newest")
+    oldest = cache.load_or_ingest([logs], cache_dir, registry, duplicates="oldest")
+    assert not oldest.from_cache and len(_entries(cache_dir)) == 2
+    assert newest.table["correct"].tolist() == [True] and oldest.table["correct"].tolist() == [False]
+    assert cache.load_or_ingest([logs], cache_dir, registry, duplicates="oldest").table["correct"].tolist() == [False]
 
 
 def test_remembered_hashes_follow_the_ctime_rule(tmp_path, monkeypatch):

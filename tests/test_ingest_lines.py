@@ -27,7 +27,8 @@ REAL_LINE = {  # a line lmms-eval 0.7.3 wrote for the CAIT task on a tiny model 
 BASE_LINES = [
     REAL_LINE,
     sample_line(make_record(), 0),
-    sample_line(make_record(gold=["3", "three"], match="numeric", prediction="3", response="3"), 1),
+    sample_line(make_record(gold=["3", "three"], match="numeric", prediction="3", response="3", kind="open", options=[]),
+                1),
     sample_line(make_record(question_id="q2"), 2, drop_response=True),
     sample_line(make_record(question_id="q3"), 3, resps_shape="nested", drop_response=True),
     sample_line(make_record(question_id="é✓"), 4),

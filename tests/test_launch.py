@@ -479,6 +479,20 @@ def test_a_second_launcher_on_the_same_row_names_the_holder_and_fails(tmp_path):
     assert "[row 0] Gemma-3-4B / blink_val: done in" in output and not (run_dir / "launch.lock").exists()
 
 
+def test_releasing_a_lock_another_launcher_has_taken_since_leaves_it(tmp_path):
+    from launch.lock import LOCK_NAME, RunLock, read_holder
+
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    taker = {"pid": os.getpid() + 1, "host": socket.gethostname(), "started": "now", "command": "python -m launch run"}
+    (tmp_path / LOCK_NAME).write_text(json.dumps(taker))  # taken over while this launcher was stalled
+    lock.release()
+    assert read_holder(tmp_path / LOCK_NAME).pid == taker["pid"]
+    with RunLock(tmp_path / "own") as own:
+        assert own.path.exists()
+    assert not own.path.exists()  # its own lock it does remove
+
+
 def test_a_stale_lock_is_taken_over_on_its_host_and_reported_from_another(tmp_path, capsys, fake_env):
     out = tmp_path / "runs"
     args = ["run", "--models", "Gemma-3-4B", "--tasks", "blink_val", "--out", out, "--gpus-per-node", "1",

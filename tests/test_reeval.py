@@ -3,9 +3,11 @@ wire formats (reeval_server.py), through the official clients: answers, the GT-p
 retries, crash and resume, rate limiting, and keys that never leave the environment."""
 
 import logging
+import re
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from reeval_server import JudgeServer
 from test_cait_metrics import GEMMA_4B, QWEN_8B, describes, ingest, scene_questions, write_cait_logs
@@ -172,6 +174,29 @@ def test_client_errors_are_not_retried(tmp_path, server, table, monkeypatch):
     assert len(server.requests) == 1
 
 
+MALFORMED_BODIES = [b"<html>502 Bad Gateway</html>", b'{"result": "A"}', b'{"id": "x", "choices": []}',
+                    b'{"content": "A"}']
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("body", MALFORMED_BODIES)
+def test_a_malformed_response_body_is_asked_again(tmp_path, server, keys, table, provider, body):
+    server.garble_next(2, body)
+    result = run_reeval(table, [judge(server, provider, concurrency=1)], tmp_path / "cache")
+    assert len(server.requests) == QUESTIONS + 2 and (result.items["status"] == "answered").all()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("body, says", zip(MALFORMED_BODIES, ["not JSON", "has no", "has no", "has no"]))
+def test_a_body_that_stays_malformed_stops_the_run_and_names_the_judge(tmp_path, server, keys, table, provider,
+                                                                       body, says):
+    server.garble_next(10, body)
+    with pytest.raises(JudgeError, match=rf"judge '{provider}-judge': request failed \(malformed response\) "
+                                         rf"after 3 attempt\(s\): the response (body is )?{says}"):
+        run_reeval(table, [judge(server, provider, max_retries=2, concurrency=1)], tmp_path / "cache")
+    assert len(server.requests) == 3
+
+
 def test_a_crashed_run_resumes_without_repeating_calls(tmp_path, server, keys, table):
     completed = []
 
@@ -201,6 +226,24 @@ def test_a_line_cut_short_by_a_kill_is_asked_again(tmp_path, server, keys, table
     assert result.calls.iloc[0][["made", "ignored_cache_lines"]].tolist() == [1, 1]
     assert len(server.requests) == QUESTIONS + 1
     assert JudgeCache(path).ignored_lines == 1 and len(JudgeCache(path).answers) == QUESTIONS
+
+
+def test_a_cache_line_with_a_byte_that_is_not_utf8_is_asked_again(tmp_path, server, keys, table):
+    run_reeval(table, [judge(server)], tmp_path / "cache")
+    path = tmp_path / "cache" / "openai-judge.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"answer": "', b'"answer": "\xff', 1)
+    path.write_bytes(b"".join(lines))
+    result = run_reeval(table, [judge(server)], tmp_path / "cache")
+    assert result.calls.iloc[0][["made", "ignored_cache_lines"]].tolist() == [1, 1]
+
+
+def test_a_full_disk_under_the_judge_cache_names_the_file(tmp_path):
+    path = tmp_path / "judge.jsonl"
+    cache = JudgeCache(path)
+    path.symlink_to("/dev/full")  # every write fails with ENOSPC, as on a full disk
+    with pytest.raises(JudgeError, match=re.escape(f"judge cache {path}: cannot write (No space left on device)")):
+        cache.put({"key": "k", "answer": "A"})
 
 
 def test_requests_respect_the_rate_limit(tmp_path, server, keys, table):
@@ -267,13 +310,35 @@ def test_one_failing_judge_stops_the_others(tmp_path, server, keys, table, monke
     assert len(cache_lines(tmp_path / "cache", "openai-judge")) == len(server.answered)  # and kept its answers
 
 
-def test_the_example_judges_file_holds_the_papers_judges_and_a_local_server():
+def test_the_example_judges_file_holds_the_papers_three_judges_and_the_local_one_is_apart():
+    """CAIT Section 4.2: LLM-re-Eval is the mean of three judges, Gemini-2.5-pro, Claude-4.6-Opus and GPT-5.4."""
     judges = load_judges(DEFAULT_REGISTRY_PATH.with_name("judges.example.yaml"))
     assert [(j.name, j.provider) for j in judges] == [
-        ("gemini-2.5-pro", "openai"), ("claude-opus-4-6", "anthropic"), ("gpt-5.4", "openai"),
-        ("local-qwen3-32b", "openai")]
+        ("gemini-2.5-pro", "openai"), ("claude-opus-4-6", "anthropic"), ("gpt-5.4", "openai")]
     assert judges[0].base_url.startswith("https://generativelanguage.googleapis.com/")
-    assert judges[3].api_key_env is None and judges[3].base_url.startswith("http://127.0.0.1")
+    local = load_judges(DEFAULT_REGISTRY_PATH.with_name("judges.local.example.yaml"))
+    assert [j.name for j in local] == ["local-qwen3-32b"]
+    assert local[0].api_key_env is None and local[0].base_url.startswith("http://127.0.0.1")
+
+
+def _table3_note(scores: pd.DataFrame) -> str:
+    from postprocess.cait.metrics import mode_metrics, reeval_mean
+    from postprocess.render.cait_tables import _mode_table
+
+    models = pd.DataFrame([{"model": "Qwen3-VL-8B", "name": "Qwen3-VL-8B", "params": "8B", "group": "Instruct",
+                            "size_class": "~10B"}])
+    from postprocess.logs.ingest import TABLE_COLUMNS
+
+    metrics = mode_metrics(pd.DataFrame(columns=TABLE_COLUMNS))  # only the judges' numbers
+    return _mode_table(metrics, models, "direct", "cait_table03", "Table 3", with_time=False,
+                       reeval=reeval_mean(scores)).note
+
+
+def test_the_table3_note_says_over_how_many_judges_the_mean_is():
+    scores = pd.DataFrame([{"judge": judge, "model": "Qwen3-VL-8B", "n": 8, "accuracy": 0.5, "macro_f1": 0.5,
+                            "unparsed": 0} for judge in ("a", "b", "c", "d")])
+    assert "LLM-re-Eval: mean over 4 judge(s) (the paper averages three" in _table3_note(scores)
+    assert "mean over 3 judge(s) of" in _table3_note(scores[scores["judge"] != "d"])
 
 
 @pytest.mark.parametrize("entry, message", [

@@ -144,6 +144,20 @@ def test_larger_ahead_counts_net_exactly_minus_min_net():
     assert summary.loc["all", "larger_ahead"] == 2 and summary.loc["all", "cases"] == 1
 
 
+def test_cot_outcome_at_exactly_min_net_persists_and_at_minus_min_net_reverses():
+    """Appendix L: a case persists under CoT with Net >= 5 and reverses with Net <= -5 (both inclusive)."""
+    from postprocess.inverse_scaling.cases import CASE_KEY
+    from postprocess.inverse_scaling.controls import cot_outcomes
+
+    nets = [5, 4, 0, -4, -5, 6]
+    keys = pd.DataFrame([{column: f"{column}{i}" for column in CASE_KEY} for i in range(len(nets))])
+    control = keys.assign(net=nets, p_value=0.5)
+    cases = keys.assign(net=10)
+    outcomes = cot_outcomes(control, cases, min_net=5, fdr=0.05)
+    assert outcomes["outcome"].tolist() == ["persist", "dissolve", "dissolve", "dissolve", "reverse", "persist"]
+    assert outcomes["base_net"].tolist() == [10] * len(nets)
+
+
 def test_cot_control(analysis, tables):
     cot = analysis.controls["cot"].set_index(["family", "small", "large"])
     assert len(cot) == 7  # the Jigsaw cases; the others have no CoT rows
@@ -183,11 +197,17 @@ def test_cot_accuracy_change_of_each_model(analysis, tables):
 
 
 def test_option_order_control(analysis, tables):
-    table = tables["table43_option_order"].frame
+    table = tables["table43_option_order_extended"].frame
     assert set(table["Family"]) == {"Alpha"}
     first = table[table["Pair"] == "1B vs. 16B-A2B"]
     assert first[["Ordering", "FI", "FN", "Net"]].values.tolist() == [
         ["direct (main run)", 10, 2, "+8"], ["identity", 9, 2, "+7"], ["reversal", 8, 2, "+6"]]
+    # the paper's table (Appendix J): the BLINK cases among Table 3's ten, re-run rows only
+    paper = tables["table43_option_order"]
+    ranks = analysis.option_order
+    expected = ranks[(ranks["rank"] <= 10) & (ranks["benchmark"] == "BLINK") & (ranks["ordering"] != "direct")]
+    assert len(paper.frame) == len(expected) > 0 and "(main run)" not in " ".join(paper.frame["Ordering"])
+    assert paper.note.startswith(f"{expected['rank'].nunique()} case(s), {len(expected)} re-run(s)")
     order = analysis.summary["option_order"]
     assert order["variants"] == ["identity", "reverse"]
     assert (order["identity_runs"], order["identity_max_net_change"]) == (4, 1)
@@ -197,7 +217,8 @@ def test_option_order_control(analysis, tables):
 def test_controls_absent_without_their_variants():
     analysis = run_analysis(constructed_table(), models_frame())
     assert not analysis.controls
-    assert not {"table43_option_order", "table45_cot_by_family"} & set(inverse_scaling_tables(analysis))
+    assert not {"table43_option_order", "table43_option_order_extended", "table45_cot_by_family"} & set(
+        inverse_scaling_tables(analysis))
     assert "cot" not in analysis.summary
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import logging
 import os
 import threading
@@ -107,6 +108,12 @@ def anthropic_messages(request: JudgeRequest) -> list[dict]:
     return [{"role": "user", "content": content}]
 
 
+class MalformedResponse(Exception):
+    """A response whose body is not JSON or not the provider's shape (a proxy or server fault): asked again
+    like a dropped connection, then reported as the judge's failure."""
+    status_code = "malformed response"
+
+
 @dataclass(frozen=True)
 class Completion:
     text: str
@@ -124,8 +131,9 @@ class JudgeClient:
         self.judge = judge
         self._key = read_api_key(f"judge '{judge.name}'", judge.api_key_env, JudgeConfigError)
         self._limiter = RateLimiter(judge.requests_per_second)
-        self._errors = (openai.APIError, anthropic.APIError)
-        self._connection_errors = (openai.APIConnectionError, anthropic.APIConnectionError)  # timeouts included
+        self._errors = (openai.APIError, anthropic.APIError, MalformedResponse)
+        # timeouts and malformed bodies included
+        self._connection_errors = (openai.APIConnectionError, anthropic.APIConnectionError, MalformedResponse)
         if judge.provider == "openai":
             self._client = openai.OpenAI(api_key=self._key, base_url=judge.base_url, max_retries=0,
                                          timeout=judge.timeout_s)
@@ -138,6 +146,12 @@ class JudgeClient:
         return scrub_key(text, self._key)
 
     def _request(self, request: JudgeRequest) -> tuple[str, str | None]:
+        try:
+            return self._ask(request)
+        except json.JSONDecodeError as error:  # the official clients parse a JSON content type unchecked
+            raise MalformedResponse(f"the response body is not JSON ({error})") from None
+
+    def _ask(self, request: JudgeRequest) -> tuple[str, str | None]:
         judge = self.judge
         body = dict(judge.params)
         options: dict[str, Any] = {"model": judge.model}
@@ -146,9 +160,14 @@ class JudgeClient:
         if judge.provider == "openai":
             if judge.temperature is not None:
                 options["temperature"] = judge.temperature
-            choice = self._client.chat.completions.create(
-                messages=openai_messages(request), **options, extra_body=body or None).choices[0]
-            return choice.message.content or "", choice.finish_reason
+            completion = self._client.chat.completions.create(
+                messages=openai_messages(request), **options, extra_body=body or None)
+            choices = getattr(completion, "choices", None)
+            message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+            content = getattr(message, "content", None)
+            if message is None or not isinstance(content, (str, type(None))):
+                raise MalformedResponse(f"the response has no choices[0].message.content: {str(completion)[:200]}")
+            return content or "", choices[0].finish_reason
         if judge.temperature is not None:
             # anthropic>=1 dropped `temperature` from the method signature; the API still takes it in the body
             body["temperature"] = judge.temperature
@@ -156,7 +175,10 @@ class JudgeClient:
             options["system"] = request.system
         message = self._client.messages.create(messages=anthropic_messages(request), **options,
                                                extra_body=body or None)
-        return "".join(block.text for block in message.content if block.type == "text"), message.stop_reason
+        blocks = getattr(message, "content", None)
+        if not isinstance(blocks, list) or not all(isinstance(getattr(block, "type", None), str) for block in blocks):
+            raise MalformedResponse(f"the response has no list of content blocks: {str(message)[:200]}")
+        return "".join(block.text for block in blocks if block.type == "text"), message.stop_reason
 
     def complete(self, request: JudgeRequest) -> Completion:
         """The judge's answer; retries retryable errors with exponential backoff, then raises JudgeError."""

@@ -28,6 +28,9 @@ task gets total_elapsed_time x its share of the run's output tokens (`efficiency
 total_output_tokens`), divided by its effective count, and the value is flagged `apportioned` (this
 assumes time is proportional to generated tokens, which undercounts prompt processing of short answers).
 When a model's rows for one mode come from several runs, their seconds and questions are summed.
+This is not the paper's Time: CAIT Tables 3 and 5 record each question's own inference time on vLLM. A
+run's total over its questions is that only at batch size 1 on vLLM; the table's note names each model's
+lmms-eval backend (`time_backend`), so that a column mixing backends and batch sizes says so.
 
 LLM re-evaluation (postprocess.cait.reeval) produces the per-item frame summarised by `reeval_scores`.
 """
@@ -57,8 +60,8 @@ TABLE16_DOMAINS = ("A-A", "B-S", "H-A", "H-H")
 TABLE6_DOMAINS = ("H-H", "H-A", "A-A", "B-S")
 GT_PROMPT_LABEL = "GT Prompt (upper bound)"
 
-TIMING_COLUMNS = ["results_file", "model", "task", "effective", "output_tokens", "run_elapsed_s", "task_elapsed_s",
-                  "seconds_per_question", "apportioned", "note"]
+TIMING_COLUMNS = ["results_file", "model", "task", "backend", "effective", "output_tokens", "run_elapsed_s",
+                  "task_elapsed_s", "seconds_per_question", "apportioned", "note"]
 REEVAL_ITEM_COLUMNS = ["judge", "model", "scene", "category", "source", "gold", "answer", "finish_reason",
                        "prediction", "correct", "status"]
 
@@ -227,6 +230,7 @@ def run_timing(runs: pd.DataFrame, run_tasks: pd.DataFrame) -> pd.DataFrame:
     """Timing per (results file, task) of every ingested run (IngestResult.runs and .run_tasks; rules in
     the module docstring)."""
     elapsed = runs.set_index("results_file")["elapsed_s"]
+    backend = runs.set_index("results_file")["lmms_eval_model"]
     records = []
     for results_file, tasks in run_tasks.groupby("results_file", sort=False):
         run_elapsed = elapsed.get(results_file)
@@ -245,7 +249,8 @@ def run_timing(runs: pd.DataFrame, run_tasks: pd.DataFrame) -> pd.DataFrame:
                 seconds, note = math.nan, f"{len(tasks)} tasks in one run and no output-token counts to apportion by"
             asked = None if pd.isna(asked) else int(asked)
             records.append({
-                "results_file": results_file, "model": model, "task": task, "effective": asked,
+                "results_file": results_file, "model": model, "task": task,
+                "backend": backend.get(results_file), "effective": asked,
                 "output_tokens": tokens[task], "run_elapsed_s": run_elapsed, "task_elapsed_s": seconds,
                 "seconds_per_question": seconds / asked if asked else math.nan,
                 "apportioned": apportioned and not math.isnan(seconds), "note": note,
@@ -259,7 +264,8 @@ def seconds_per_question(table: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFr
     rows = cait_rows(table)
     used = rows.assign(results_file=rows["source_file"].map(lambda path: str(results_file_of(path))))[
         ["model", "variant", "results_file", "task"]].drop_duplicates()
-    merged = used.merge(timing[["results_file", "task", "effective", "task_elapsed_s", "apportioned", "note"]],
+    merged = used.merge(timing[["results_file", "task", "backend", "effective", "task_elapsed_s", "apportioned",
+                                "note"]],
                         on=["results_file", "task"], how="left")
     records = []
     for (model, variant), group in merged.groupby(["model", "variant"], sort=False):
@@ -268,10 +274,11 @@ def seconds_per_question(table: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFr
             "model": model, "variant": variant,
             "seconds_per_question": group["task_elapsed_s"].sum() / group["effective"].sum() if complete else math.nan,
             "time_apportioned": bool(group["apportioned"].eq(True).any()),
+            "time_backend": ", ".join(sorted(set(group["backend"].dropna().astype(str)))),
             "timing_note": "; ".join(n for n in group["note"].fillna("no results.json timing found") if n),
         })
     return pd.DataFrame(records, columns=["model", "variant", "seconds_per_question", "time_apportioned",
-                                          "timing_note"])
+                                          "time_backend", "timing_note"])
 
 
 # ---------------------------------------------------------------------------------------------- re-eval

@@ -5,7 +5,7 @@
       <set>_items.csv (what the statistics need and annotators must not see) and, for the sampled
       sets, <set>_strata.csv (numbers drawn per stratum); with --server also creates the project
       on the Label Studio server named by LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY.
-        taxonomy       --verdicts FILE --questions FILE [--n 127 --flagged-share 0.5 --strata benchmark]
+        taxonomy       --verdicts FILE --questions FILE [--n 127 --flagged-share 0.4 --strata benchmark]
         cait-baseline  --cait-folder DIR
         cait-failures  --cait-folder DIR --logs DIR ... [--n 200 --variant structured]
   human-import (--project ID | --export FILE) --out annotations.csv
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.cli.logs import add_log_arguments, read_logs
-from postprocess.human.task_sets import DEFAULT_ANNOTATORS, SET_NAMES
+from postprocess.human.task_sets import DEFAULT_ANNOTATORS, PAPER_FLAGGED_SHARE, SET_NAMES
 
 DEFAULT_SIZES = {"taxonomy": 127, "cait-failures": 200}
 
@@ -46,8 +46,9 @@ def add(subparsers: argparse._SubParsersAction, prefix: str = "human-") -> None:
                         help="also create the project on the server named by LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY")
     export.add_argument("--verdicts", type=Path, metavar="FILE", help="taxonomy: the judges' verdicts")
     export.add_argument("--questions", type=Path, metavar="FILE", help="taxonomy: what the judged questions show")
-    export.add_argument("--flagged-share", type=float, default=0.5,
-                        help="taxonomy: share of the sample flagged Bad Annotation by either judge (0.5)")
+    export.add_argument("--flagged-share", type=float, default=PAPER_FLAGGED_SHARE,
+                        help="taxonomy: share of the sample flagged Bad Annotation by either judge (0.4; Appendix H "
+                             "allows at most 55 of its 127)")
     export.add_argument("--strata", nargs="+", default=["benchmark"], choices=["benchmark", "family"],
                         help="taxonomy: the columns the quotas are spread over (benchmark)")
     export.add_argument("--cait-folder", type=Path, metavar="DIR", help="CAIT sets: the CAIT folder (cait.jsonl)")

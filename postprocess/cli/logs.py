@@ -77,9 +77,9 @@ def strict_check(result) -> None:
 
 
 def console_notes(result, details: str) -> list[str]:
-    """One line each for runs not read, duplicate runs and lines skipped; `details` says where the full
-    list is."""
-    from postprocess.logs.ingest import RUN_PROBLEMS
+    """One line each for runs not read, runs missing questions they asked, models left without a row,
+    duplicate runs and lines skipped; `details` says where the full list is."""
+    from postprocess.logs.ingest import QUESTIONS_LOST, RUN_PROBLEMS
 
     notes = []
     problems = result.problems
@@ -88,6 +88,18 @@ def console_notes(result, details: str) -> list[str]:
         named = "; ".join(f"{row.file} ({row.kind}: {row.detail})" for row in not_read.head(SHOWN).itertuples())
         more = f"; and {len(not_read) - SHOWN} more" if len(not_read) > SHOWN else ""
         notes.append(f"warning: {len(not_read)} runs or samples files not read: {named}{more} ({details})")
+    lost = problems[problems["kind"].isin(QUESTIONS_LOST)].astype(object)
+    if len(lost):
+        named = "; ".join(f"{row.model}: {row.file} ({row.kind}: {row.detail})" for row in lost.head(SHOWN).itertuples())
+        more = f"; and {len(lost) - SHOWN} more" if len(lost) > SHOWN else ""
+        notes.append(f"warning: {len(lost)} runs lack questions they asked, so their models have fewer questions "
+                     f"to compare on: {named}{more} ({details})")
+    ingested = result.runs[result.runs["status"] == "ingested"]
+    rows_per_model = ingested.groupby("model", sort=False)["n_rows"].sum()
+    empty = [str(model) for model, rows in rows_per_model.items() if rows == 0]
+    if empty:
+        notes.append(f"warning: {len(empty)} models have runs but no rows, so they drop out of the analysis: "
+                     f"{', '.join(empty)} ({details})")
     pairs = result.duplicate_runs
     if len(pairs):
         named = "; ".join(f"{p.model}: kept {p.kept_run} over {p.dropped_run} ({p.duplicate_rows} questions, "

@@ -58,6 +58,8 @@ def add(subparsers: argparse._SubParsersAction) -> None:
                         metavar=("SET", "ANNOTATIONS", "ITEMS"),
                         help="a task set's annotations CSV (human-import) and items CSV (human-export), computed "
                              "here instead of read from a human-stats folder; repeatable")
+    report.add_argument("--annotator-profiles", type=Path, metavar="CSV",
+                        help="annotator,age,description per Label Studio user id: CAIT Table 12's Age and Description")
     report.set_defaults(handler=run_report)
 
 
@@ -152,7 +154,7 @@ def _human_statistics(args: argparse.Namespace) -> dict:
     twice is an error (which one would the report show?)."""
     from postprocess.cli.human import read_items
     from invscale.label_studio import read_annotations
-    from postprocess.human.stats_files import read_statistics, set_statistics
+    from postprocess.human.stats_files import read_annotator_profiles, read_statistics, set_statistics
     from postprocess.human.task_sets import SET_NAMES
 
     found: dict[str, tuple[str, dict]] = {}
@@ -170,6 +172,11 @@ def _human_statistics(args: argparse.Namespace) -> dict:
             raise ValueError(f"--human-annotations: unknown task set {task_set!r}; task sets: {', '.join(SET_NAMES)}")
         add(task_set, annotations_file, set_statistics(task_set, read_annotations(Path(annotations_file)),
                                                        read_items(Path(items_file))))
+    if args.annotator_profiles:
+        if "cait-baseline" not in found:
+            raise ValueError(f"--annotator-profiles {args.annotator_profiles}: no cait-baseline statistics to add "
+                             f"them to (--human or --human-annotations)")
+        found["cait-baseline"][1]["profiles"] = read_annotator_profiles(args.annotator_profiles)
     return {task_set: tables for task_set, (_, tables) in found.items()}
 
 

@@ -205,21 +205,25 @@ def cait_baseline_tables(annotations: pd.DataFrame, items: pd.DataFrame) -> dict
         summary[f"{column}_std"] = float(scores[column].std(ddof=1))
     summary["fleiss_kappa"] = agreement["fleiss_kappa"].iloc[0]
     summary["fleiss_items"] = int(agreement["items"].iloc[0])
-    return {"annotators": scores, "summary": pd.DataFrame([summary]), "baseline": baseline_row(scores, len(items)),
+    annotated = int(annotations["item_key"].nunique())
+    baseline = baseline_row(scores, annotated, unannotated=len(items) - annotated)
+    return {"annotators": scores, "summary": pd.DataFrame([summary]), "baseline": baseline,
             "pairwise": pairwise_agreement(ratings, CAIT_ANSWERS)}
 
 
-def baseline_row(scores: pd.DataFrame, items: int, model: str = "Human") -> pd.DataFrame:
+def baseline_row(scores: pd.DataFrame, items: int, model: str = "Human", unannotated: int = 0) -> pd.DataFrame:
     """The human baseline shaped like a postprocess.cait.metrics.mode_metrics row (with timing): the mean over
     annotators of accuracy, macro F1 and seconds per item (the paper's "average performance of human
-    annotators"); n is the number of items, unparsed the skipped annotations."""
+    annotators"); n is the number of items annotated (the accuracies are over those), unparsed the skipped
+    annotations; the note says how many items of the set nobody annotated."""
+    missing = f"; {unannotated} item(s) of the set have no annotation and are not in n" if unannotated else ""
     return pd.DataFrame([{
         "model": model, "variant": "direct", "mode": "instant", "n": items,
         "accuracy": float(scores["accuracy"].mean()), "macro_f1": float(scores["macro_f1"].mean()),
         "unparsed": int(scores["skipped"].sum()), "seconds_per_question": float(scores["seconds_per_item"].mean()),
         "time_apportioned": False,
         "timing_note": f"mean over {len(scores)} annotators of Label Studio's lead_time (seconds from showing an item "
-                       f"to submitting it)",
+                       f"to submitting it){missing}",
     }])
 
 

@@ -26,6 +26,33 @@ def set_statistics(task_set: str, annotations: pd.DataFrame, items: pd.DataFrame
     raise ValueError(f"unknown task set {task_set!r}; task sets: {', '.join(SET_NAMES)}")
 
 
+PROFILE_COLUMNS = ["annotator", "age", "description"]
+
+
+def read_annotator_profiles(path: Path) -> pd.DataFrame:
+    """CAIT Table 12's Age and Description per annotator (Label Studio records neither): a CSV with columns
+    annotator (the Label Studio user id), age (a whole number or empty) and description. A missing column, an
+    id that is not a whole number or appears twice, or an age that is not a whole number is a ValueError
+    naming the file and line."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, UnicodeDecodeError, OSError) as error:
+        raise ValueError(f"{path}: not a readable annotator profiles CSV ({str(error).strip()[:200]})") from None
+    missing = [column for column in PROFILE_COLUMNS if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; expected {PROFILE_COLUMNS}")
+    for line, (annotator, age) in enumerate(zip(frame["annotator"], frame["age"]), 2):
+        if not annotator.strip().isdigit():
+            raise ValueError(f"{path}: line {line}: annotator {annotator!r} is not a Label Studio user id")
+        if age.strip() and not age.strip().isdigit():
+            raise ValueError(f"{path}: line {line}: age {age!r} is not a whole number")
+    frame = frame[PROFILE_COLUMNS].assign(annotator=frame["annotator"].astype(int))
+    twice = frame["annotator"][frame["annotator"].duplicated()]
+    if len(twice):
+        raise ValueError(f"{path}: annotator {twice.iloc[0]} has more than one profile")
+    return frame
+
+
 def _prefix(task_set: str) -> str:
     return f"human_{task_set.replace('-', '_')}_"
 

@@ -15,7 +15,9 @@ Runs
 - A results.json that cannot be read or is not the shape lmms-eval writes (runs.read_results) is
   skipped and reported with the field at fault (bad_results_file); so is a samples file without a
   results.json of the same PREFIX beside it (lmms-eval was killed, or the file was copied alone:
-  orphan_samples). A task listed in results.json without its samples file is reported (missing_samples).
+  orphan_samples). A task listed in results.json without its samples file is reported (missing_samples);
+  so is a samples file with fewer lines than results.json's n-samples[task].effective (short_samples). An
+  entry named like a samples file that is not a regular file (a FIFO, a socket) is not opened (not_a_file).
 
 Lines (parsing: postprocess/logs/lines.py): each problem is reported in `problems` with file, 1-based
 line, the field at fault and the reason; nothing is dropped silently.
@@ -108,13 +110,16 @@ PROBLEM_ACTIONS = {
     "bad_results_file": "skipped",
     "orphan_samples": "skipped",
     "missing_samples": "reported",
+    "short_samples": "reported",
+    "not_a_file": "skipped",
     "truncated_line": "skipped",
     "malformed_json": "skipped",
     "missing_per_question": "skipped",
     "invalid_record": "skipped",
     "duplicate": "skipped",
 }
-RUN_PROBLEMS = ("unresolved_model", "bad_results_file", "orphan_samples")  # a whole run or file not read
+RUN_PROBLEMS = ("unresolved_model", "bad_results_file", "orphan_samples", "not_a_file")  # a whole run or file not read
+QUESTIONS_LOST = ("missing_samples", "short_samples")  # a run read, but without all the questions it asked
 
 
 class UnresolvedModelError(ValueError):
@@ -288,6 +293,11 @@ def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problem
             problems.add(order, kind, file.path, line, field_name, detail, file.run.spec.key, benchmark)
         parts.append(parsed_file.rows)
         lines_per_run[file.run.results_path] += parsed_file.lines
+        asked = file.run.facts.effective.get(file.task)
+        if asked is not None and parsed_file.lines < asked:
+            problems.add(order, "short_samples", file.path, None, f"n-samples.{file.task}.effective",
+                         f"{parsed_file.lines} lines for the {asked} questions results.json says were asked: "
+                         f"{asked - parsed_file.lines} missing (a copy cut short?)", file.run.spec.key)
         blank_lines += parsed_file.blank_lines
     rows = rows_frame(pa.concat_tables(parts) if parts else empty_rows())
     rows_per_file = np.array([len(part) for part in parts], dtype=np.int64)
@@ -527,6 +537,11 @@ def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides:
             problems.add(-1, "missing_samples", run.results_path, None, f"configs.{task}",
                          f"results.json lists task {task!r} but {run.prefix}{SAMPLES_MARKER}{task}.jsonl is absent",
                          run.spec.key)
+        for task, path in list(run.samples.items()):
+            if not path.is_file():  # opening a FIFO would wait for a writer forever
+                problems.add(-1, "not_a_file", path, None, None, "named like a samples file but not a regular "
+                             "file (a FIFO, socket or device); not read", run.spec.key)
+                del run.samples[task]
 
     # the duplicates rule's run order decides which of two duplicate rows is kept
     run_order = _run_order(good, duplicates)
@@ -559,6 +574,7 @@ __all__ = [
     "PROBLEM_ACTIONS",
     "PROBLEM_COLUMNS",
     "PROMOTED_FIELDS",
+    "QUESTIONS_LOST",
     "ROW_KEY",
     "RUNS_COLUMNS",
     "RUN_PROBLEMS",

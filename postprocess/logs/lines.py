@@ -14,7 +14,8 @@ hands every other line to the full parser:
   `rule` and `kind` strings or null, an `abstain_reason` of ABSTAIN_REASONS or null, and no other fields
   than `response`, `options`, `permutation` and `details` (a judged record, a minority, takes the full
   parser and its checks);
-- not match "none" with correct true, not match "judge", an abstain_reason only beside match "none"; the
+- not match "none" with correct true, not match "judge", an abstain_reason only beside match "none", a
+  multiple-choice gold and prediction that name one of its options (record.letter_outside_options); the
   response is the record's own `response` when it has one, else
   filtered_resps / resps, read by the same function as the full parser's (record.line_response).
 tests/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
@@ -42,7 +43,7 @@ import pandas as pd
 import pyarrow as pa
 
 from lmms_eval_tasks.record import (ABSTAIN_REASONS, BENCHMARKS, MATCH_KINDS, OPTIONAL_FIELDS, REQUIRED_FIELDS,
-                                    RecordError, line_response, validate_record)
+                                    RecordError, letter_outside_options, line_response, validate_record)
 
 # Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
 PROMOTED_FIELDS = ("rule", "kind")
@@ -231,7 +232,8 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
                 response = _line_response(line)
             match, reason = record.match, record.abstain_reason
             if (response is None or match == "judge" or match == "none" and record.correct is True
-                    or reason is not None and reason is not unset and match != "none"):
+                    or reason is not None and reason is not unset and match != "none"
+                    or letter_outside_options(record.kind, record.options, record.gold, record.prediction)):
                 _parse_fully(raw, line_no, rows, problems)
                 continue
             details, options, permutation = record.details, record.options, record.permutation

@@ -25,6 +25,7 @@ from postprocess.render.tables import Table
 OPEN_GROUPS = ("Instruct", "Thinking")  # the paper bolds the best value inside these groups
 MISSING = "–"
 APPORTIONED_MARK = "†"
+PAPER_JUDGES = 3  # CAIT Section 4.2: "the average accuracy and F1 of three Judges"
 
 
 def _fmt(value: object, digits: int = 3) -> str:
@@ -72,6 +73,18 @@ def _with_human_row(display: pd.DataFrame, values: pd.DataFrame, human: pd.DataF
             pd.concat([blank, values], ignore_index=True))
 
 
+def _backends(chosen: pd.DataFrame) -> str:
+    """Which lmms-eval backend timed which models (a Time column over several compares backends too)."""
+    if "time_backend" not in chosen:
+        return ""
+    timed = chosen["time_backend"].fillna("")
+    by_backend = {backend: names for backend, names in timed[timed != ""].groupby(timed, sort=True).groups.items()}
+    if not by_backend:
+        return ""
+    listed = "; ".join(f"{backend}: {', '.join(map(str, names))}" for backend, names in by_backend.items())
+    return f" Backends: {listed}."
+
+
 def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name: str, title: str,
                 with_time: bool, reeval: pd.DataFrame | None = None, human: pd.DataFrame | None = None) -> Table | None:
     chosen = metrics[metrics["variant"] == variant].set_index("model")
@@ -90,7 +103,8 @@ def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name:
         display["Time (s)"] = [_fmt(s) + (APPORTIONED_MARK if not pd.isna(a) and bool(a) else "")
                                for s, a in zip(seconds, apportioned)]
         notes.append("Time: seconds per question from the run's results.json (total_elapsed_time / questions); "
-                     f"{APPORTIONED_MARK} apportioned from a multi-task run by output tokens.")
+                     f"{APPORTIONED_MARK} apportioned from a multi-task run by output tokens. The paper times each "
+                     "question on vLLM; a run's total is that only at batch size 1 on vLLM." + _backends(chosen))
         untimed = chosen[chosen["seconds_per_question"].isna()]
         if not untimed.empty:
             by_reason = untimed.groupby("timing_note", sort=False).groups
@@ -107,7 +121,11 @@ def _mode_table(metrics: pd.DataFrame, models: pd.DataFrame, variant: str, name:
                           "LLM-re-Eval F1": _fmt(mean.at[GT_PROMPT_LABEL, "macro_f1"])})
             display = pd.concat([pd.DataFrame([bound]), display], ignore_index=True)
             values = pd.concat([pd.DataFrame([{c: np.nan for c in values.columns}]), values], ignore_index=True)
-        notes.append("LLM-re-Eval: mean over the judges of the judge's answer from the model's description.")
+        judges = sorted(set(mean["judges"]))
+        counted = " or ".join(map(str, judges))
+        paper = "" if judges == [PAPER_JUDGES] else " (the paper averages three: Gemini-2.5-pro, Claude-4.6-Opus, GPT-5.4)"
+        notes.append(f"LLM-re-Eval: mean over {counted} judge(s){paper} of the judge's answer from the model's "
+                     f"description.")
     if human is not None:
         display, values = _with_human_row(display, values, human)
         notes.append(f"{HUMAN_LABEL}: {human['timing_note'].iloc[0]}; accuracy and F1 are means over the "

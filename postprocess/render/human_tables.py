@@ -78,7 +78,13 @@ def appendixH_label_estimates(tables: dict[str, pd.DataFrame]) -> Table:
 
 def cait_table12_annotators(tables: dict[str, pd.DataFrame]) -> Table:
     scores, summary = tables["annotators"], tables["summary"].iloc[0]
-    frame = pd.DataFrame({"Annotator": [f"A{a}" for a in scores["annotator"]], "Items": scores["items"],
+    profiles = tables.get("profiles")
+    profile = (profiles if profiles is not None else pd.DataFrame(columns=["annotator", "age", "description"])
+               ).set_index("annotator").reindex(scores["annotator"])
+    frame = pd.DataFrame({"Annotator": [f"A{a}" for a in scores["annotator"]],
+                          "Age": [v if isinstance(v, str) and v else "–" for v in profile["age"]],
+                          "Description": [v if isinstance(v, str) and v else "–" for v in profile["description"]],
+                          "Items": scores["items"],
                           "Skipped": scores["skipped"], "Acc": scores["accuracy"].map(lambda v: _number(v, 3)),
                           "F1": scores["macro_f1"].map(lambda v: _number(v, 3)),
                           "Avg Time (s)": scores["seconds_per_item"].map(lambda v: _number(v, 1))})
@@ -91,9 +97,12 @@ def cait_table12_annotators(tables: dict[str, pd.DataFrame]) -> Table:
     frame = pd.concat([frame, pd.DataFrame(tail)], ignore_index=True)
     for column in ("Items", "Skipped"):  # counts stay whole numbers beside the summary rows' blanks
         frame[column] = pd.array([None if pd.isna(v) else int(v) for v in frame[column]], dtype=object)
+    source = ("from --annotator-profiles" if profiles is not None else
+              "not recorded by Label Studio: give them with report --annotator-profiles (– where unknown)")
     return Table("cait_table12_annotators", "CAIT Table 12: human annotation statistics on the CAIT VQA task.", frame,
                  note="A skipped item counts as a wrong answer; time: Label Studio's lead_time (seconds from showing "
-                      "an item to submitting it), mean over the answered items; Std over annotators (n−1).")
+                      "an item to submitting it), mean over the answered items; Std over annotators (n−1). Age "
+                      f"and Description: {source}.")
 
 
 def cait_failure_modes(tables: dict[str, pd.DataFrame], by: str = "group") -> Table:

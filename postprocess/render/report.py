@@ -44,7 +44,7 @@ SECTIONS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "appendixL_cot_accuracy_change",
-                  "appendixL_cot_accuracy_by_model", "table43_option_order"]),
+                  "appendixL_cot_accuracy_by_model", "table43_option_order", "table43_option_order_extended"]),
     ("Aggregate accuracy", ["appendixB_accuracy_"]),
     ("All cases and subtask accuracy", ["appendixC_all_cases", "appendixB_subtask_accuracy_"]),
 ]
