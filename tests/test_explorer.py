@@ -160,3 +160,17 @@ def test_explorer_none_writes_no_explorer_and_comparisons_adds_the_other_pages(c
     comparisons = pd.read_parquet(out / "comparisons.parquet")
     assert len(list((out / "explorer" / "pages").glob("*.html"))) == len(comparisons)
     assert 'id="every"' in (out / "explorer" / "index.html").read_text(encoding="utf-8")
+
+
+def test_with_a_cache_dir_a_question_is_reloaded_once(chance_logs, fixture_tasks, tmp_path, monkeypatch):
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--tasks-dir", str(fixture_tasks)]
+    first = data_files(report(*chance_logs, tmp_path / "first", *cache))
+
+    def no_reload(*args, **kwargs):
+        raise AssertionError("a cached question was reloaded")
+
+    monkeypatch.setattr("postprocess.logs.questions.reload_questions", no_reload)
+    out = report(*chance_logs, tmp_path / "second", *cache)
+    assert data_files(out) == first  # the same questions and image files, from the cache
+    assert all((out / "explorer" / image["full"]).is_file() for payload in first.values()
+               for q in payload["questions"].values() for image in q["images"])

@@ -238,6 +238,7 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.render.report import count
 
     check_output_folder(args.out)
+    explorer_data = parse_overrides(args.data)  # a malformed --data fails before the logs are read
     params = analysis_parameters(args)
     reeval_items = read_reeval(args.reeval) if args.reeval else None
     human = _human_statistics(args)
@@ -266,7 +267,8 @@ def run_report(args: argparse.Namespace) -> int:
     settings = settings_differences(result.table, result.settings, analysis.comparisons)
     analysis.summary["data_quality"] = _quality_counts(result, settings)
     explorer = None if args.explorer == "none" else ExplorerInput(
-        benchmarks, args.tasks_dir, parse_overrides(args.data), every_comparison=args.explorer == "comparisons")
+        benchmarks, args.tasks_dir, explorer_data, every_comparison=args.explorer == "comparisons",
+        cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh)
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings),

@@ -23,6 +23,8 @@ import hashlib
 import html
 import io
 import json
+import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +52,8 @@ class ExplorerInput:
     tasks_dir: Path | None = None
     data: Mapping[str, str] = field(default_factory=dict)
     every_comparison: bool = False
+    cache_dir: Path | None = None  # reloaded questions and their image files, kept for the next report
+    refresh: bool = False  # reload every question, replacing the cached ones
 
 
 def _digest(*parts: object) -> str:
@@ -70,37 +74,99 @@ def _text(value: object) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------- questions
-def _reloaded(wanted: list[tuple[str, str, str, str]], source: ExplorerInput) -> tuple[dict, dict[tuple, str]]:
-    """(shown questions by (benchmark, split, question_id, variant), a note per split whose data failed)."""
+def _source_digest(spec, source: ExplorerInput) -> str:
+    """What a split's questions are read from: its dataset block and the size and time of its local files (a
+    changed file is a new key; `--refresh` rebuilds regardless)."""
+    from postprocess.logs.questions import dataset_source
+
+    block = dataset_source(spec, source.tasks_dir, source.data)
+    files = (block.get("dataset_kwargs") or {}).get("data_files") or {}
+    paths = [block.get("dataset_path"), *(f for value in (files.values() if isinstance(files, dict) else [files])
+                                          for f in ([value] if isinstance(value, str) else value))]
+    stats = []
+    for path in (Path(str(p)) for p in paths if p):
+        if path.exists():
+            for found in sorted(path.rglob("*")) if path.is_dir() else [path]:
+                if found.is_file():
+                    stat = found.stat()
+                    stats.append((str(found), stat.st_size, stat.st_mtime_ns))
+    return _digest(json.dumps(block, sort_keys=True, default=str), json.dumps(stats))
+
+
+def _store_image(image: bytes, folder: Path) -> dict:
+    """The image under folder/images/ (named by its content) with its thumbnail under thumbs/; their paths and
+    the image's size."""
+    from PIL import Image
+
+    name = hashlib.sha256(image).hexdigest()[:20]
+    record = {"full": f"images/{name}.png", "thumb": f"thumbs/{name}.jpg"}
+    with Image.open(io.BytesIO(image)) as opened:
+        record["width"], record["height"] = opened.size
+        if not (folder / record["thumb"]).exists():
+            small = opened.convert("RGB")
+            small.thumbnail(THUMBNAIL)
+            small.save(folder / record["thumb"], format="JPEG", quality=85)
+    if not (folder / record["full"]).exists():
+        (folder / record["full"]).write_bytes(image)
+    return record
+
+
+def _shown_payload(shown, folder: Path) -> dict:
+    question = shown.question
+    return {"text": question.text, "hint": question.hint, "options": list(question.options),
+            "images": [_store_image(image, folder) for image in shown.images]}
+
+
+def _place(payload: dict, cache: Path, folder: Path) -> None:
+    """The payload's image files, from the cache into the explorer (a hard link where the file system allows)."""
+    for image in payload["images"]:
+        for part in ("full", "thumb"):
+            target = folder / image[part]
+            if not target.exists():
+                try:
+                    os.link(cache / image[part], target)
+                except OSError:
+                    shutil.copyfile(cache / image[part], target)
+
+
+def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
+               folder: Path) -> tuple[dict[tuple, dict], dict[tuple, str]]:
+    """(each wanted (benchmark, split, question_id, variant) as shown: text, hint, options, image files, a note per
+    split whose data cannot be read). With a cache folder, questions reloaded once are read from it."""
+    from lmms_eval_tasks.benchmarks import BY_KEY
     from postprocess.logs.questions import QuestionSourceError, reload_questions
 
-    shown, notes = {}, {}
+    payloads, notes = {}, {}
     by_split: dict[tuple[str, str], list] = {}
     for key in wanted:
         by_split.setdefault(key[:2], []).append(key)
     for split, keys in by_split.items():
         try:
-            shown.update(reload_questions(keys, source.tasks_dir, source.data))
+            spec = BY_KEY.get(f"{split[0]}:{split[1]}")
+            if spec is None:
+                raise QuestionSourceError(f"no task holds {split[0]} {split[1]}")
+            store = folder
+            cached: dict[str, dict] = {}
+            if source.cache_dir is not None:
+                store = Path(source.cache_dir)
+                entry = store / f"{_source_digest(spec, source)}.json"
+                if entry.is_file() and not source.refresh:
+                    cached = json.loads(entry.read_text(encoding="utf-8"))
+            missing = [key for key in keys if "\x1f".join(key[2:]) not in cached]
+            if missing:
+                for part in ("images", "thumbs"):
+                    (store / part).mkdir(parents=True, exist_ok=True)
+                for key, shown in reload_questions(missing, source.tasks_dir, source.data).items():
+                    cached["\x1f".join(key[2:])] = _shown_payload(shown, store)
+                if source.cache_dir is not None:
+                    entry.write_text(json.dumps(cached, ensure_ascii=False), encoding="utf-8")
+            for key in keys:
+                payloads[key] = cached["\x1f".join(key[2:])]
+                if store != folder:
+                    _place(payloads[key], store, folder)
         except QuestionSourceError as error:
             notes[split] = str(error)
-    return shown, notes
-
-
-def _write_image(image: bytes, folder: Path) -> dict:
-    """The image once under images/ (by content) with its thumbnail under thumbs/; their paths and size."""
-    from PIL import Image
-
-    name = hashlib.sha256(image).hexdigest()[:20]
-    full, thumb = folder / "images" / f"{name}.png", folder / "thumbs" / f"{name}.jpg"
-    with Image.open(io.BytesIO(image)) as opened:
-        size = opened.size
-        if not thumb.exists():
-            small = opened.convert("RGB")
-            small.thumbnail(THUMBNAIL)
-            small.save(thumb, format="JPEG", quality=85)
-    if not full.exists():
-        full.write_bytes(image)
-    return {"full": f"images/{name}.png", "thumb": f"thumbs/{name}.jpg", "width": size[0], "height": size[1]}
+    return payloads, notes
 
 
 def _options_of(extra: object) -> list[str] | None:
@@ -122,8 +188,8 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> pd.DataF
                       on=["model", *GROUP_KEY, "question_id"], how="left")
 
 
-def _answer_record(row) -> dict:
-    extra = json.loads(row.get("extra")) if isinstance(row.get("extra"), str) else {}
+def _answer_record(row: dict) -> dict:
+    extra = json.loads(row["extra"]) if isinstance(row.get("extra"), str) else {}
     record = {name: _text(row.get(name)) for name in ("response", "prediction", "match", "rule", "extraction_tier")}
     correct = row.get("correct")
     record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
@@ -137,8 +203,8 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
     """One data file per subtask with flips; returns the note of each subtask whose questions were not found."""
     answers = _answers(table, flips, variant)
     questions = flips[[*GROUP_KEY, "question_id", "gold"]].drop_duplicates([*GROUP_KEY, "question_id"])
-    shown, notes = _reloaded([(b, s, q, variant) for b, s, q in
-                              questions[["benchmark", "split", "question_id"]].itertuples(index=False)], source)
+    shown, notes = _questions([(b, s, q, variant) for b, s, q in
+                               questions[["benchmark", "split", "question_id"]].itertuples(index=False)], source, folder)
     logged_options: dict[tuple, list[str]] = {}  # the options in the shown order, as the records log them
     if "extra" in answers.columns:
         for row in answers[[*GROUP_KEY, "question_id", "extra"]].itertuples(index=False):
@@ -154,16 +220,11 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
         entries = {}
         for row in part.itertuples(index=False):
             question = shown.get((benchmark, split, row.question_id, variant))
-            logged = logged_options.get((benchmark, split, subtask, row.question_id))
-            entries[row.question_id] = {
-                "text": question.question.text if question else None,
-                "hint": question.question.hint if question else None,
-                "options": list(question.question.options) if question else logged,
-                "gold": _text(row.gold),
-                "images": [_write_image(image, folder) for image in question.images] if question else [],
-            }
+            logged = {"text": None, "hint": None, "images": [],
+                      "options": logged_options.get((benchmark, split, subtask, row.question_id))}
+            entries[row.question_id] = {**(question or logged), "gold": _text(row.gold)}
         models: dict[str, dict] = {}
-        for _, row in by_group[key].iterrows():
+        for row in by_group[key].to_dict("records"):
             models.setdefault(str(row["model"]), {})[str(row["question_id"])] = _answer_record(row)
         payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
                    "answers": models}
