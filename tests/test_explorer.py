@@ -29,7 +29,7 @@ from postprocess.render.outputs import write_outputs
 def page_flips(page: Path) -> tuple[list[list[str]], dict[str, int]]:
     """(the page's [question_id, direction] list, its printed counts per direction)."""
     text = page.read_text(encoding="utf-8")
-    listed = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.S)
+    listed = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.DOTALL)
                         .group(1).replace("<\\/", "</"))["flips"]
     counts = {d: int(n) for d, n in re.findall(r'<span id="count-(FlipInv|FlipNorm)">(\d+)</span>', text)}
     return listed, counts

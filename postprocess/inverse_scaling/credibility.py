@@ -40,9 +40,20 @@ import pandas as pd
 from scipy.special import bdtrc, bdtri, betaincinv
 
 from postprocess.inverse_scaling.cases import CASE_KEY
-from postprocess.inverse_scaling.compare import GROUP_KEY, MISSING, QUESTION_KEY, Outcomes
-from postprocess.inverse_scaling.parameters import (CI_LEVEL, NOISE_VARIANT, POWER, REORDERING_VARIANTS,
-                                                    REPLICATION_FAMILIES, WEAK_TIERS)
+from postprocess.inverse_scaling.compare import (
+    GROUP_KEY,
+    MISSING,
+    QUESTION_KEY,
+    Outcomes,
+)
+from postprocess.inverse_scaling.parameters import (
+    CI_LEVEL,
+    NOISE_VARIANT,
+    POWER,
+    REORDERING_VARIANTS,
+    REPLICATION_FAMILIES,
+    WEAK_TIERS,
+)
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
 CHECKS = {"order_check": "option order", "noise_check": "run-to-run noise", "extraction_check": "extraction",

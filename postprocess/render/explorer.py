@@ -35,7 +35,12 @@ import pandas as pd
 from postprocess.inverse_scaling.analysis import Analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import GROUP_KEY
-from postprocess.inverse_scaling.credibility import CHECKS, FLIP_INV, FLIP_NORM, comparison_flips
+from postprocess.inverse_scaling.credibility import (
+    CHECKS,
+    FLIP_INV,
+    FLIP_NORM,
+    comparison_flips,
+)
 from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
 
 FOLDER = "explorer"
@@ -360,7 +365,7 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         (folder / page_name(key)).write_text(page, encoding="utf-8")
     (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison), encoding="utf-8")
     return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
-             f"{r.verdict}", f"{FOLDER}/{page_name(tuple(getattr(r, c) for c in CASE_KEY))}")
+             + str(r.verdict), f"{FOLDER}/{page_name(tuple(getattr(r, c) for c in CASE_KEY))}")
             for rank, r in enumerate(cases.itertuples(index=False), start=1)]
 
 
