@@ -126,12 +126,13 @@ def _place(payload: dict, cache: Path, folder: Path) -> None:
     """The payload's image files, from the cache into the explorer (a hard link where the file system allows)."""
     for image in payload["images"]:
         for part in ("full", "thumb"):
-            target = folder / image[part]
-            if not target.exists():
-                try:
-                    os.link(cache / image[part], target)
-                except OSError:
-                    shutil.copyfile(cache / image[part], target)
+            origin, target = os.path.join(cache, image[part]), os.path.join(folder, image[part])
+            try:
+                os.link(origin, target)
+            except FileExistsError:  # an image of another question
+                pass
+            except OSError:  # another file system
+                shutil.copyfile(origin, target)
 
 
 def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
@@ -217,7 +218,9 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
             if options:
                 logged_options.setdefault(tuple(row[:4]), options)
     group_notes = {}
-    by_group = {key: part for key, part in answers.groupby(GROUP_KEY, sort=False)}
+    by_group: dict[tuple, list[dict]] = {}
+    for row in answers.to_dict("records"):
+        by_group.setdefault((row["benchmark"], row["split"], row["subtask"]), []).append(row)
     for key, part in questions.groupby(GROUP_KEY, sort=False):
         benchmark, split, subtask = key
         note = notes.get((benchmark, split))
@@ -229,7 +232,7 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
                       "options": logged_options.get((benchmark, split, subtask, row.question_id))}
             entries[row.question_id] = {**(question or logged), "gold": _text(row.gold)}
         models: dict[str, dict] = {}
-        for row in by_group[key].to_dict("records"):
+        for row in by_group[key]:
             models.setdefault(str(row["model"]), {})[str(row["question_id"])] = _answer_record(row)
         payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
                    "answers": models}
@@ -254,7 +257,7 @@ def _number(value: float, digits: int = 1) -> str:
     return "–" if value is None or np.isnan(value) else f"{value:.{digits}f}"
 
 
-def _checks_html(row: pd.Series) -> str:
+def _checks_html(row: dict) -> str:
     details = {
         "order_check": row.get("order_nets") or "no reordered run in the logs",
         "noise_check": (f"Net {row['net']} vs. threshold {_number(row.get('noise_threshold'), 0)} (answers that "
@@ -271,7 +274,7 @@ def _checks_html(row: pd.Series) -> str:
     return f'<table class="checks"><tbody>{rows}</tbody></table>'
 
 
-def _statistics_html(row: pd.Series) -> str:
+def _statistics_html(row: dict) -> str:
     level = round(100 * CI_LEVEL)
     return (f'<p class="stats">FlipInv share {_number(row["share_ci_low"], 2)}–{_number(row["share_ci_high"], 2)} '
             f"({level}% exact CI of FlipInv / (FlipInv + FlipNorm)); Net {level}% CI "
@@ -280,12 +283,12 @@ def _statistics_html(row: pd.Series) -> str:
             f"{row['p_value']:.2g}.</p>")
 
 
-def _page(row: pd.Series, flips: pd.DataFrame, note: str | None, is_case: bool) -> str:
+def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -> str:
+    """A comparison's page; `listed`: its flips as [question_id, direction]."""
     key = tuple(row[c] for c in CASE_KEY)
     title = (f"{row['family']}: {row['small']} vs. {row['large']} on {row['benchmark']} {row['split']} / "
              f"{row['subtask']}")
-    counts = {d: int((flips["direction"] == d).sum()) for d in DIRECTIONS}
-    listed = [[q, d] for q, d in zip(flips["question_id"], flips["direction"])]
+    counts = {d: sum(direction == d for _, direction in listed) for d in DIRECTIONS}
     verdict = _badge(str(row["verdict"])) if is_case else '<span class="badge badge-none">not a case</span>'
     checks = _checks_html(row) + _statistics_html(row) if is_case else ""
     missing = (f'<p class="note missing">Question text and images are not available: {html.escape(note.rstrip("."))}. The '
@@ -319,7 +322,7 @@ def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool) -> str:
                 "split": r["split"], "subtask": r["subtask"], "small": r["small"], "large": r["large"], "n": int(r["n"]),
                 "flip_inv": int(r["flip_inv"]), "flip_norm": int(r["flip_norm"]), "net": int(r["net"]),
                 "verdict": r["verdict"] if r["is_case"] else "", "case": bool(r["is_case"])}
-               for _, r in rows.iterrows()]
+               for r in rows.to_dict("records")]
     switch = ('<label><input type="checkbox" id="every"> every eligible comparison, not only the cases</label>'
               if every_comparison else "")
     selects = "".join(f'<label>{name} <select id="filter-{name}"><option value="">all</option></select></label> '
@@ -357,11 +360,12 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         flips = pd.concat([flips, comparison_flips(source.table, others, analysis.parameters.variant)],
                           ignore_index=True)
     notes = _write_data(flips, source.table, analysis.parameters.variant, source, folder) if len(flips) else {}
-    by_key = {key: part for key, part in flips.groupby(CASE_KEY, sort=False)}
-    empty = flips.iloc[:0]
-    for _, row in rows.iterrows():
+    listed: dict[tuple, list[list[str]]] = {}
+    for *key, question, direction in flips[[*CASE_KEY, "question_id", "direction"]].itertuples(index=False):
+        listed.setdefault(tuple(key), []).append([question, direction])
+    for row in rows.to_dict("records"):
         key = tuple(row[c] for c in CASE_KEY)
-        page = _page(row, by_key.get(key, empty), notes.get(key[1:4]), bool(row["is_case"]))
+        page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]))
         (folder / page_name(key)).write_text(page, encoding="utf-8")
     (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison), encoding="utf-8")
     return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
@@ -435,7 +439,8 @@ SCRIPT = r"""
         const images = el('div', {class: 'images'});
         for (const image of q.images) {
           const link = el('a', {href: '../' + image.full});
-          const thumb = el('img', {src: '../' + image.thumb, alt: 'image of question ' + qid, loading: 'lazy'});
+          // loading before src: a lazy image set up the other way round starts loading at once
+          const thumb = el('img', {loading: 'lazy', alt: 'image of question ' + qid, src: '../' + image.thumb});
           link.appendChild(thumb);
           link.addEventListener('click', e => { e.preventDefault(); overlay.querySelector('img').src = '../' + image.full;
                                                 overlay.hidden = false; });
