@@ -439,8 +439,7 @@ SCRIPT = r"""
         const images = el('div', {class: 'images'});
         for (const image of q.images) {
           const link = el('a', {href: '../' + image.full});
-          // loading before src: a lazy image set up the other way round starts loading at once
-          const thumb = el('img', {loading: 'lazy', alt: 'image of question ' + qid, src: '../' + image.thumb});
+          const thumb = el('img', {loading: 'lazy', alt: 'image of question ' + qid, 'data-src': '../' + image.thumb});
           link.appendChild(thumb);
           link.addEventListener('click', e => { e.preventDefault(); overlay.querySelector('img').src = '../' + image.full;
                                                 overlay.hidden = false; });
@@ -464,6 +463,8 @@ SCRIPT = r"""
         answers.appendChild(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
       item.appendChild(answers);
       list.appendChild(item);
+      // src only once the image is in the page: a lazy image not yet in the document loads at once
+      for (const thumb of item.querySelectorAll('img[data-src]')) thumb.src = thumb.dataset.src;
     }
     function show(direction) {
       for (const item of list.children) item.hidden = direction !== 'all' && item.dataset.direction !== direction;
