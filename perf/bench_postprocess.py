@@ -37,11 +37,15 @@ PROMPT = (
 
 
 def write_logs(scale: int, root: Path) -> int:
-    """lmms-eval 0.7.3 layout: <org__repo>/<TS>_results.json + <TS>_samples_<task>.jsonl per run."""
+    """The synthetic logs of `scale` (synthetic.py) under root; returns the number of records."""
     sys.path[:0] = [str(HERE), str(REPO)]  # synthetic.py, and the project when it is not installed
     from synthetic import per_question_table
 
-    table, models = per_question_table(scale, categorical=False)
+    return write_table_logs(*per_question_table(scale, categorical=False), root)
+
+
+def write_table_logs(table, models, root: Path) -> int:
+    """lmms-eval 0.7.3 layout: <org__repo>/<TS>_results.json + <TS>_samples_<task>.jsonl per run."""
     hf_ids = dict(zip(models["model"], models["hf_id"]))
     records = 0
     groups = table.groupby(["model", "benchmark", "split"], sort=False)

@@ -322,7 +322,12 @@ def test_markdown_and_html_escape_what_they_print(tmp_path):
     assert not re.search(r"(?<!\\)</?script>", markdown) and "\\<script>alert(1)\\</script>" in markdown
     escaped = "a\\|b<br>\\<script>alert(1)\\</script> \\`tick\\` \\*star\\*"
     rows = [line for line in markdown.splitlines() if escaped in line]
-    assert rows and all(line.startswith("|") and line.endswith("|") for line in rows)  # one row each, unsplit
+    # one table row or explorer link each, unsplit
+    assert rows and all(line.startswith("|") and line.endswith("|") or line.startswith("- [") and line.endswith(".html)")
+                        for line in rows)
     html = (out / "report.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    for page in (out / "explorer" / "pages").glob("*.html"):  # the label is text in the title, data in the JSON
+        text = page.read_text()
+        assert "<title>" in text and "alert(1)</script>" not in text and "&lt;script&gt;alert(1)" in text
     shutil.rmtree(out)

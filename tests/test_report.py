@@ -15,6 +15,7 @@ import yaml
 from analysis_factory import EXPECTED_CASES, EXPECTED_ELIGIBLE, constructed_table, models_frame
 from logfactory import make_record, write_run
 from postprocess.cli import main
+from postprocess.inverse_scaling.credibility import CREDIBILITY_COLUMNS
 from postprocess.inverse_scaling.analysis import CASE_COLUMNS
 from postprocess.inverse_scaling.analysis import run_analysis as run_analysis_with
 from postprocess.inverse_scaling.parameters import Parameters
@@ -48,7 +49,7 @@ def outputs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
 def test_data_files(outputs):
     out, paths = outputs
     cases = pd.read_csv(paths["cases"])
-    assert list(cases.columns) == CASE_COLUMNS
+    assert list(cases.columns) == [*CASE_COLUMNS, *CREDIBILITY_COLUMNS]  # the case, then its credibility verdict
     assert len(cases) == EXPECTED_CASES
     comparisons = pd.read_parquet(paths["comparisons"])
     assert list(comparisons.columns) == CASE_COLUMNS and len(comparisons) == EXPECTED_ELIGIBLE
@@ -143,8 +144,10 @@ def test_cli_end_to_end(tmp_path, capsys):
     table = constructed_table(with_controls=True)
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["rows"] == len(table)  # nothing skipped
     from_logs = pd.read_csv(tmp_path / "out" / "cases.csv")
-    expected = run_analysis(table, models_frame()).cases[CASE_COLUMNS]
-    pd.testing.assert_frame_equal(from_logs, expected.reset_index(drop=True), check_dtype=False)
+    expected = run_analysis(table, models_frame()).cases
+    pd.testing.assert_frame_equal(from_logs[CASE_COLUMNS], expected[CASE_COLUMNS].reset_index(drop=True),
+                                  check_dtype=False)
+    assert list(from_logs["verdict"]) == list(expected["verdict"])
     assert main([*arguments, "--min-net", "8"]) == 0  # second run reads the cache
     assert len(pd.read_csv(tmp_path / "out" / "cases.csv")) == 9
 

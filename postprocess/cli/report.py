@@ -60,6 +60,14 @@ def add(subparsers: argparse._SubParsersAction) -> None:
                              "here instead of read from a human-stats folder; repeatable")
     report.add_argument("--annotator-profiles", type=Path, metavar="CSV",
                         help="annotator,age,description per Label Studio user id: CAIT Table 12's Age and Description")
+    report.add_argument("--explorer", choices=("cases", "comparisons", "none"), default="cases",
+                        help="the flip explorer beside report.html: a page per case (cases), also per eligible "
+                             "comparison, behind a switch on its index (comparisons), or none (cases)")
+    report.add_argument("--tasks-dir", type=Path, metavar="DIR",
+                        help="task folder whose dataset blocks hold the questions the explorer shows (default: the "
+                             "package's tasks, i.e. the hub datasets)")
+    report.add_argument("--data", action="append", default=[], metavar="TASK=PATH",
+                        help="a base task's local data for the explorer, as `python -m lmms_eval_tasks export --data`")
     report.set_defaults(handler=run_report)
 
 
@@ -228,13 +236,16 @@ def _say_kept(folder) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from lmms_eval_tasks.install import parse_overrides
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.logs.quality import settings_differences
+    from postprocess.render.explorer import ExplorerInput
     from postprocess.render.human_tables import human_tables
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
     from postprocess.render.report import count
 
     check_output_folder(args.out)
+    explorer_data = parse_overrides(args.data)  # a malformed --data fails before the logs are read
     params = analysis_parameters(args)
     reeval_items = read_reeval(args.reeval) if args.reeval else None
     human = _human_statistics(args)
@@ -262,11 +273,14 @@ def run_report(args: argparse.Namespace) -> int:
     sections.insert(0, ("Answer adjudication", _adjudication_section(benchmarks, registry, params, analysis, merged)))
     settings = settings_differences(result.table, result.settings, analysis.comparisons)
     analysis.summary["data_quality"] = _quality_counts(result, settings)
+    explorer = None if args.explorer == "none" else ExplorerInput(
+        benchmarks, args.tasks_dir, explorer_data, every_comparison=args.explorer == "comparisons",
+        cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh)
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings),
                       extra_sections=sections, figure_subtasks=args.figure_subtask or None,
-                      figure_cache=args.cache_dir / "figures" if args.cache_dir else None)
+                      figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)
     _say_kept(folder)
     if len(settings):
         pairs = settings[["family", "small", "large"]].drop_duplicates()

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls
+from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls, credibility
 from postprocess.inverse_scaling.compare import (
     OUTCOME_COLUMNS,
     Outcomes,
@@ -65,6 +65,7 @@ class Analysis:
     cot_accuracy_change: pd.DataFrame | None = None  # Appendix L: each model's accuracy change, by family
     cot_accuracy_by_model: pd.DataFrame | None = None  # the same per model and role (smaller / larger)
     option_order: pd.DataFrame | None = None  # Table 43's numbers
+    flips: pd.DataFrame | None = None  # one row per flipped question of each case (credibility.FLIP_COLUMNS)
 
     @property
     def families(self) -> list[str]:
@@ -149,6 +150,11 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         summary={},
     )
     _add_controls(analysis, outcomes)
+    # The credibility verdict reads the controls' runs, so it comes after them.
+    analysis.flips = credibility.comparison_flips(table, cases, variant)
+    analysis.cases = credibility.case_verdicts(
+        cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant), analysis.flips,
+        has_tiers="extraction_tier" in table.columns, min_net=params.min_net, alpha=params.alpha)
     analysis.summary = {
         "parameters": asdict(params),
         "models": len(present),
@@ -158,6 +164,7 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         "variants": list(outcomes.variants),
         **_case_summary(analysis),
         **_control_summary(analysis),
+        "credibility": credibility.verdict_summary(analysis.cases),
     }
     return analysis
 

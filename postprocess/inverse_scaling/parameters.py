@@ -34,3 +34,10 @@ class TaxonomyParameters:
     dataset_quotas: tuple[tuple[str, int], ...] = ()  # (benchmark, at most this many per family)
     seed: int = 0
     sides: str = "paper"  # paper: the correct model is "Model A" (G.1); random: a seeded coin per question
+
+# The credibility verdict of each case (inverse_scaling/credibility.py).
+CI_LEVEL = 0.95  # the exact (Clopper-Pearson) intervals of FlipInv / (FlipInv + FlipNorm) and of Net
+POWER = 0.8  # the minimum detectable Net is the smallest the McNemar test at `alpha` finds with this probability
+REORDERING_VARIANTS = ("reverse", "shift1", "shift2", "shift3")  # option-order runs; "identity" is the noise re-run
+NOISE_VARIANT = "identity"  # the unchanged prompt re-run: run-to-run noise (Appendix J)
+WEAK_TIERS = ("reading", "judge")  # letters the extraction check removes (the extraction tier contract)

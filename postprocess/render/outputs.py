@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 
 from postprocess.inverse_scaling.analysis import CASE_COLUMNS, Analysis
+from postprocess.inverse_scaling.credibility import CREDIBILITY_COLUMNS, FLIP_COLUMNS
+from postprocess.render.explorer import ExplorerInput, write_explorer
 from postprocess.render.labels import multi_split_benchmarks
 from postprocess.render.paper_tables import inverse_scaling_tables
 from postprocess.render.tables import Table, write_table
@@ -47,8 +49,10 @@ def write_outputs(
     extra_sections: list[tuple[str, list[Table]]] = (),
     figure_subtasks: list[tuple[str, str, str]] | None = None,
     figure_cache: Path | None = None,
+    explorer: ExplorerInput | None = None,
 ) -> dict[str, Path]:
-    """Write every output file under `out_dir`; return the main paths by name. `extra_sections`
+    """Write every output file under `out_dir`; return the main paths by name. `explorer` writes the flip
+    explorer (render/explorer.py) beside report.html, linked from it. `extra_sections`
     ((heading, tables), e.g. CAIT's) are written with the other tables and added to the report;
     `figure_subtasks` chooses Figure 1's panels (default: the most replicated subtasks); `figure_cache`
     keeps drawn figures for a rerun on the same data (render/figures.py). Without any pair
@@ -60,8 +64,10 @@ def write_outputs(
         figure1, figure2 = figures.figure_subtasks(analysis.replication, analysis.subtask_accuracy, figure_subtasks)
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    paths = {"cases": out / "cases.csv", "comparisons": out / "comparisons.parquet", "summary": out / "summary.json"}
-    analysis.cases[CASE_COLUMNS].to_csv(paths["cases"], index=False)
+    paths = {"cases": out / "cases.csv", "comparisons": out / "comparisons.parquet", "summary": out / "summary.json",
+             "flips": out / "flips.parquet"}
+    analysis.cases[[*CASE_COLUMNS, *CREDIBILITY_COLUMNS]].to_csv(paths["cases"], index=False)
+    flips_frame(analysis).to_parquet(paths["flips"], index=False)
     eligible = analysis.comparisons[analysis.comparisons["eligible"]]
     eligible[CASE_COLUMNS].reset_index(drop=True).to_parquet(paths["comparisons"], index=False)
     paths["summary"].write_text(json.dumps(analysis.summary, indent=2, default=_json_default) + "\n", encoding="utf-8")
@@ -81,8 +87,19 @@ def write_outputs(
                                                      out / "figures" / "figure2_cross_family.png", multi_split,
                                                      figure_cache)
     figure_paths = [paths[name] for name in ("figure1", "figure2") if name in paths]
-    paths.update(report.write_report(analysis, tables, out, figure_paths, quality, list(extra_sections)))
+    links = None
+    if explorer is not None and pairs:
+        links = write_explorer(analysis, explorer, out)
+        paths["explorer"] = out / "explorer" / "index.html"
+    paths.update(report.write_report(analysis, tables, out, figure_paths, quality, list(extra_sections), links))
     return paths
+
+
+def flips_frame(analysis: Analysis) -> pd.DataFrame:
+    """flips.parquet: one row per flipped question of a case (credibility.FLIP_COLUMNS), text as Arrow strings."""
+    flips = analysis.flips if analysis.flips is not None else pd.DataFrame(columns=FLIP_COLUMNS)
+    correct = [c for c in FLIP_COLUMNS if c.endswith("_correct")]
+    return flips[FLIP_COLUMNS].astype({c: "boolean" if c in correct else "string" for c in FLIP_COLUMNS})
 
 
 def write_sections_only(

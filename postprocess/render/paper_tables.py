@@ -11,7 +11,7 @@ import pandas as pd
 
 from postprocess.inverse_scaling.analysis import Analysis
 from postprocess.inverse_scaling.compare import GROUP_KEY
-from postprocess.inverse_scaling.parameters import REPLICATION_FAMILIES
+from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER, REPLICATION_FAMILIES
 from postprocess.order import sort_frame
 from postprocess.render.labels import (
     benchmark_row_label,
@@ -104,12 +104,36 @@ def _case_rows(cases: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:
     )
 
 
+def _interval(low: float, high: float) -> str:
+    return "–" if np.isnan(low) else f"[{low:.1f}, {high:.1f}]"
+
+
+def _verdict_columns(cases: pd.DataFrame, checks: bool) -> pd.DataFrame:
+    """The credibility verdict beside the case (inverse_scaling/credibility.py): each check when `checks`, the
+    verdict, Net's exact interval and the minimum detectable Net."""
+    level = round(100 * CI_LEVEL)
+    columns = {"Order": cases["order_check"], "Noise": cases["noise_check"], "Extraction": cases["extraction_check"],
+               "Replication": cases["replication_check"]} if checks else {}
+    columns.update({
+        "Verdict": cases["verdict"],
+        f"Net {level}% CI": [_interval(low, high) for low, high in zip(cases["net_ci_low"], cases["net_ci_high"])],
+        f"MDE ({round(100 * POWER)}%)": cases["min_detectable_net"].map(lambda v: "–" if np.isnan(v) else f"{v:.1f}"),
+    })
+    return pd.DataFrame(columns, index=cases.index)
+
+
+VERDICT_NOTE = (f"Verdict: the credibility checks (option order, run-to-run noise, extraction, replication; "
+                f"“not run” where the logs lack the runs); Net CI: exact, given FlipInv + FlipNorm; MDE: the smallest "
+                f"Net the one-sided McNemar test detects with {round(100 * POWER)}% power at that FlipInv + FlipNorm.")
+
+
 def table03_top_cases(analysis: Analysis, multi_split: set[str]) -> Table:
     k = analysis.parameters.top_k
-    frame = _case_rows(analysis.cases.head(k), multi_split)
+    top = analysis.cases.head(k)
+    frame = pd.concat([_case_rows(top, multi_split), _verdict_columns(top, checks=False)], axis=1)
     frame.insert(0, "#", np.arange(1, len(frame) + 1))
-    return Table("table03_top_cases", f"Table 3: Top {k} pairwise cases ranked by Net (FlipInv − FlipNorm); Acc Δ in pp.",
-                 frame)
+    return Table("table03_top_cases", f"Table 3: Top {k} pairwise cases ranked by Net (FlipInv − FlipNorm); Acc Δ in pp. "
+                 f"{VERDICT_NOTE}", frame.reset_index(drop=True))
 
 
 def appendixC_all_cases(analysis: Analysis, multi_split: set[str]) -> Table:
@@ -118,9 +142,10 @@ def appendixC_all_cases(analysis: Analysis, multi_split: set[str]) -> Table:
     frame["p"] = ordered["p_value"].map(lambda p: f"{p:.2g}")
     frame["BH (cases)"] = ordered["bh_cases"].map({True: "yes", False: ""})
     frame["BH (all)"] = ordered["bh_all"].map({True: "yes", False: ""})
+    frame = pd.concat([frame, _verdict_columns(ordered, checks=True)], axis=1)
     return Table("appendixC_all_cases",
-                 "Appendix C: all pairwise inverse-scaling cases; one-sided McNemar p and BH decisions at the FDR.",
-                 frame.reset_index(drop=True))
+                 "Appendix C: all pairwise inverse-scaling cases; one-sided McNemar p and BH decisions at the FDR. "
+                 f"{VERDICT_NOTE}", frame.reset_index(drop=True))
 
 
 def net_bin_label(low: int | None, high: int | None) -> str:

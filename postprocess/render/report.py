@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from postprocess.inverse_scaling.credibility import CHECKS
 from postprocess.render.labels import dataset_label, multi_split_benchmarks
 from postprocess.render.tables import Table, markdown_escape, to_html, to_markdown
 
@@ -84,7 +85,7 @@ details summary { cursor: pointer; font-weight: 600; margin: .5em 0; }
 
 @dataclass
 class Block:
-    kind: str  # "heading", "text", "bullets", "definitions", "table", "figure"
+    kind: str  # "heading", "text", "bullets", "definitions", "links" ((label, href) pairs), "table", "figure"
     content: object
     folded: bool = False
 
@@ -120,6 +121,11 @@ def glossary(analysis: Analysis) -> list[tuple[str, str]]:
         ("Dense / MoE", "a mixture-of-experts (MoE) model uses only some of its parameters per token: its active "
                         "parameters; total parameters count them all."),
         ("Non-monotonic", "a family's accuracy on a subtask that rises and falls with size."),
+        ("Verdict", "a case's credibility checks: Net > 0 under every reordering of the options in the logs; Net "
+                    "above the answers that changed in the identity re-run; Net ≥ "
+                    f"{params.min_net} without the FlipInv flips resting on a reading-rule, judge or unknown-tier "
+                    "letter; cases in three or more families. “pass” when all four ran and passed, “not run” "
+                    "where the logs lack what a check needs."),
     ]
 
 
@@ -141,6 +147,7 @@ def _headline(analysis: Analysis) -> list[str]:
         f"{params.fdr:g} over the {count(cases, 'case')}.",
         f"{count(summary['significant_bh_all'], 'case stays', 'cases stay')} significant after BH at FDR "
         f"{params.fdr:g} over all {count(eligible, 'eligible comparison')}.",
+        _credibility_line(summary["credibility"]),
         f"Replicated: {count(len(summary['replicated_subtasks']), 'subtask has', 'subtasks have')} cases in three "
         "or more families.",
         f"{count(summary['two_family_subtasks'], 'subtask has', 'subtasks have')} cases in exactly two families.",
@@ -174,6 +181,15 @@ def _headline(analysis: Analysis) -> list[str]:
             f"{count(order['runs'], 'reordered run')} over {count(order['cases_covered'], 'case')} keep Net > 0."
         )
     return lines
+
+
+def _credibility_line(numbers: dict) -> str:
+    """The headline count of the credibility verdict (inverse_scaling/credibility.py), each check's outcome after it."""
+    checks = "; ".join(f"{name}: {numbers[column]['pass']} pass, {numbers[column]['fail']} fail, "
+                       f"{numbers[column]['not run']} not run" for column, name in CHECKS.items())
+    return (f"**{numbers['pass_checks_run']}** of the {count(numbers['cases'], 'case')} pass every credibility check "
+            f"the runs allow ({numbers['pass_all_four']} pass all four, {numbers['fail']} fail one or more, "
+            f"{numbers['not_checked']} could not be checked); {checks}.")
 
 
 def _restriction_lines(analysis: Analysis) -> list[str]:
@@ -241,10 +257,14 @@ def _analysis_blocks(analysis: Analysis, tables: dict[str, Table]) -> list[Block
 
 
 def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: list[Path],
-                 quality: dict[str, pd.DataFrame] | None, extra_sections: list[tuple[str, list[Table]]] = ()
-                 ) -> list[Block]:
+                 quality: dict[str, pd.DataFrame] | None, extra_sections: list[tuple[str, list[Table]]] = (),
+                 explorer_links: list[tuple[str, str]] | None = None) -> list[Block]:
     """The report top-down; `analysis` is None for logs that hold only CAIT runs (extra sections only)."""
     blocks = [] if analysis is None else _analysis_blocks(analysis, tables)
+    if explorer_links is not None:
+        position = next((i for i, b in enumerate(blocks) if b.kind == "heading" and b.content == "Terms used"),
+                        len(blocks))
+        blocks[position:position] = _explorer_blocks(explorer_links)
     for heading, section in extra_sections:
         if section:
             blocks.append(Block("heading", heading))
@@ -270,6 +290,15 @@ def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: l
     return blocks
 
 
+def _explorer_blocks(links: list[tuple[str, str]]) -> list[Block]:
+    """The flip explorer's entry: its index and one link per case, by Net."""
+    return [Block("heading", "Flip explorer"),
+            Block("links", [("Every case, with filters (explorer/index.html)", "explorer/index.html")]),
+            Block("text", "Each case's page lists its flipped questions with the images, the options in the order "
+                          "shown, the gold and both models' full answers, and the case's credibility checks:"),
+            Block("links", links, folded=len(links) > LONG_TABLE_ROWS)]
+
+
 def quality_tables(quality: dict[str, pd.DataFrame]) -> list[Table]:
     """Ingestion's data-quality frames as tables named `quality_<slug>`."""
     return [
@@ -289,6 +318,8 @@ def render_markdown(blocks: list[Block], out_dir: Path) -> str:
             parts.append("\n".join(f"- {line}" for line in block.content) + "\n")
         elif block.kind == "definitions":
             parts.append("\n".join(f"- **{term}**: {meaning}" for term, meaning in block.content) + "\n")
+        elif block.kind == "links":
+            parts.append("\n".join(f"- [{markdown_escape(label)}]({href})" for label, href in block.content) + "\n")
         elif block.kind == "table" and block.folded:
             table = block.content
             parts.append(f"**{markdown_escape(table.title)}** ({len(table.frame)} rows): see `tables/{table.name}.md`.\n")
@@ -338,6 +369,13 @@ def render_html(blocks: list[Block]) -> str:
             items = "".join(f"<dt>{html.escape(term)}</dt><dd>{html.escape(meaning)}</dd>"
                             for term, meaning in block.content)
             parts.append(f'<dl class="glossary">{items}</dl>')
+        elif block.kind == "links":
+            items = "".join(f'<li><a class="case-link" href="{html.escape(href)}">{html.escape(label)}</a></li>'
+                            for label, href in block.content)
+            rendered = f'<ul class="links">{items}</ul>'
+            if block.folded:
+                rendered = f"<details><summary>{len(block.content)} case pages</summary>{rendered}</details>"
+            parts.append(rendered)
         elif block.kind == "table":
             table = block.content
             rendered = to_html(table)
@@ -367,9 +405,11 @@ def write_report(
     figures: list[Path],
     quality: dict[str, pd.DataFrame] | None,
     extra_sections: list[tuple[str, list[Table]]],
+    explorer_links: list[tuple[str, str]] | None = None,
 ) -> dict[str, Path]:
-    """Write report.md and report.html under `out_dir`; return their paths."""
-    blocks = build_blocks(analysis, tables, figures, quality, extra_sections)
+    """Write report.md and report.html under `out_dir`; return their paths. `explorer_links`: (label, link) of
+    each case's flip-explorer page."""
+    blocks = build_blocks(analysis, tables, figures, quality, extra_sections, explorer_links)
     paths = {"report_md": out_dir / "report.md", "report_html": out_dir / "report.html"}
     paths["report_md"].write_text(render_markdown(blocks, out_dir), encoding="utf-8")
     paths["report_html"].write_text(render_html(blocks), encoding="utf-8")

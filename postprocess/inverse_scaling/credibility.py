@@ -1,0 +1,270 @@
+"""Whether a case holds: its flipped questions, and a credibility verdict from the runs the logs hold.
+
+    flips = comparison_flips(table, analysis.cases, variant)   # one row per flipped question of each case
+    verdicts = case_verdicts(cases, comparisons, controls, run_to_run_noise(outcomes, cases, variant), flips, ...)
+
+Each check is "pass", "fail" or "not run" (the logs cannot make it); a check never passes silently.
+- option order (`order_check`): Net > 0 in every reordered run of the case's two models the logs hold
+  (REORDERING_VARIANTS: reverse, shift1-3); `order_nets` lists them ("reverse -19; shift1 +4"). Not run
+  without a reordered run of the case.
+- run-to-run noise (`noise_check`): Net > `noise_threshold`, the number of answers of the two models, on the
+  case's questions answered with a known gold in both runs, whose correctness differs between the analysed
+  run and the identity re-run (the unchanged prompt run again). Each such answer moves Net by at most one, so
+  a Net above the threshold is more than the re-run's own variation could make. Not run without an identity
+  re-run of both models on the subtask.
+- extraction (`extraction_check`): `worst_case_net` >= min_net, where worst_case_net is Net less the FlipInv
+  flips that rest on a weak letter: either model's `extraction_tier` is "reading" or "judge", or unknown
+  (null while a prediction exists). Removing weak FlipNorm flips could only raise Net, so they stay. Not run
+  when the table has no `extraction_tier` column (logs read before ingestion recorded the tier).
+- replication (`replication_check`): the subtask has cases in >= REPLICATION_FAMILIES families; not run when
+  fewer families have an eligible comparison on it.
+Statistics printed beside the case (not checks):
+- `share_ci_low`, `share_ci_high`: the exact (Clopper-Pearson) interval at CI_LEVEL of FlipInv / D, D = FlipInv +
+  FlipNorm, the share of the discordant questions the smaller model wins;
+- `net_ci_low`, `net_ci_high`: D (2 share - 1) at those bounds: Net's exact interval given its D discordant
+  questions;
+- `min_detectable_net`: with D held at the case's, the smallest Net = D (2 pi - 1) that the one-sided exact
+  McNemar test at level alpha detects with probability POWER: pi solves P(Binomial(D, pi) >= k) = POWER, k the
+  test's critical count (the least k with P(Binomial(D, 1/2) >= k) <= alpha). NaN when D is too small for the
+  test to reject at all.
+`verdict`: "fail" when a check failed; "pass" when all four ran and passed; "pass, k not run" when none failed
+and some ran; "not checked" when none could run. `failed_checks` names the failed ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from scipy.special import bdtrc, bdtri, betaincinv
+
+from postprocess.inverse_scaling.cases import CASE_KEY
+from postprocess.inverse_scaling.compare import (
+    GROUP_KEY,
+    MISSING,
+    QUESTION_KEY,
+    Outcomes,
+)
+from postprocess.inverse_scaling.parameters import (
+    CI_LEVEL,
+    NOISE_VARIANT,
+    POWER,
+    REORDERING_VARIANTS,
+    REPLICATION_FAMILIES,
+    WEAK_TIERS,
+)
+
+PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
+CHECKS = {"order_check": "option order", "noise_check": "run-to-run noise", "extraction_check": "extraction",
+          "replication_check": "replication"}
+CREDIBILITY_COLUMNS = [
+    "verdict", "failed_checks", "order_check", "order_nets", "noise_check", "noise_threshold", "extraction_check",
+    "worst_case_net", "replication_check", "replication_families", "share_ci_low", "share_ci_high", "net_ci_low",
+    "net_ci_high", "min_detectable_net",
+]  # fmt: skip
+FLIP_INV, FLIP_NORM = "FlipInv", "FlipNorm"
+# What each side of a flip carries: its letter and how it was obtained (the record's fields, `extra`'s).
+SIDE_FIELDS = ["prediction", "correct", "match", "rule", "extraction_tier", "abstain_reason", "judge_status",
+               "judge_verdict"]
+EXTRA_FIELDS = ("abstain_reason", "judge_status", "judge_verdict")
+FLIP_COLUMNS = [*CASE_KEY, "question_id", "direction", "gold",
+                *(f"{side}_{name}" for side in ("small", "large") for name in SIDE_FIELDS)]
+_TABLE_FIELDS = ("gold", "prediction", "match", "rule", "extraction_tier", "extra")
+
+
+def _extra_fields(extra: pd.Series) -> pd.DataFrame:
+    """abstain_reason, judge_status and judge_verdict out of the rows' `extra` JSON (null where absent)."""
+    parsed = [json.loads(text) if isinstance(text, str) else {} for text in extra]
+    return pd.DataFrame({name: pd.array([fields.get(name) for fields in parsed], dtype=object)
+                         for name in EXTRA_FIELDS}, index=extra.index)
+
+
+def _answers(table: pd.DataFrame, variant: str, models: set[str]) -> dict[str, pd.DataFrame]:
+    """Per model, its answers of `variant` with a known right or wrong, keys as plain text."""
+    keep = (table["variant"] == variant) & table["model"].isin(models) & table["correct"].notna()
+    present = [c for c in _TABLE_FIELDS if c in table.columns]
+    rows = table.loc[keep, ["model", *QUESTION_KEY, "correct", *present]]
+    rows = rows.astype({c: object for c in ["model", *QUESTION_KEY]})
+    for name in _TABLE_FIELDS:
+        if name not in rows.columns:
+            rows[name] = None
+    rows = pd.concat([rows.drop(columns="extra"), _extra_fields(rows["extra"])], axis=1)
+    return {model: part.drop(columns="model") for model, part in rows.groupby("model", sort=False)}
+
+
+def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """One row per flipped question (both answers known, one right) of each comparison (CASE_KEY rows: the cases,
+    or every eligible comparison), in the comparisons' order, FlipInv first: FLIP_COLUMNS. Fields the table
+    lacks (rule, extraction_tier, ...) are null."""
+    if comparisons.empty:
+        return pd.DataFrame(columns=FLIP_COLUMNS)
+    keys = comparisons[CASE_KEY].astype(object).assign(_order=np.arange(len(comparisons)))
+    answers = _answers(table, variant, set(keys["small"]) | set(keys["large"]))
+    parts = []
+    for (small, large), part in keys.groupby(["small", "large"], sort=False):
+        if small not in answers or large not in answers:
+            continue
+        mine = answers[small].merge(part[["family", *GROUP_KEY, "_order"]], on=GROUP_KEY)
+        theirs = answers[large].drop(columns="gold")
+        joined = mine.merge(theirs, on=QUESTION_KEY, suffixes=("_small", "_large"))
+        joined = joined[joined["correct_small"] != joined["correct_large"]]
+        parts.append(joined.assign(small=small, large=large))
+    if not parts:
+        return pd.DataFrame(columns=FLIP_COLUMNS)
+    flips = pd.concat(parts, ignore_index=True)
+    flips["direction"] = np.where(flips["correct_small"].astype(bool), FLIP_INV, FLIP_NORM)
+    flips = flips.rename(columns={f"{name}_{side}": f"{side}_{name}" for side in ("small", "large")
+                                  for name in SIDE_FIELDS})
+    flips = flips.sort_values(["_order", "direction"], ascending=[True, True], kind="stable")
+    return flips[FLIP_COLUMNS].reset_index(drop=True)
+
+
+def rests_on_weak_letter(flips: pd.DataFrame) -> pd.Series:
+    """Whether either model's letter of each flip is weak: extraction tier in WEAK_TIERS, or unknown while a
+    prediction exists (the extraction tier contract)."""
+    def weak(side: str) -> pd.Series:
+        tier = flips[f"{side}_extraction_tier"]
+        return tier.isin(WEAK_TIERS) | (tier.isna() & flips[f"{side}_prediction"].notna())
+
+    return weak("small") | weak("large")
+
+
+def run_to_run_noise(outcomes: Outcomes, cases: pd.DataFrame, base_variant: str) -> pd.DataFrame:
+    """Per case (CASE_KEY): noise_n, its questions answered with known gold by both models in both the analysed
+    run and the identity re-run, and noise_threshold, how many of those 2 x noise_n answers changed correctness
+    between the two runs (NaN without a re-run of both models on the subtask)."""
+    columns = [*CASE_KEY, "noise_n", "noise_threshold"]
+    if NOISE_VARIANT not in outcomes.variants or cases.empty:
+        return pd.DataFrame(columns=columns)
+    base, again = outcomes.values[outcomes.variant_index(base_variant)], outcomes.values[
+        outcomes.variant_index(NOISE_VARIANT)]
+    groups = len(outcomes.groups)
+    rows = []
+    for (small, large), part in cases.groupby(["small", "large"], sort=False):
+        s, m = outcomes.model_index(small), outcomes.model_index(large)
+        shared = (base[s] != MISSING) & (base[m] != MISSING) & (again[s] != MISSING) & (again[m] != MISSING)
+        changed = (base[s] != again[s]).astype(np.int64) + (base[m] != again[m])
+        group = outcomes.question_group[shared]
+        n = np.bincount(group, minlength=groups)
+        churn = np.bincount(group, weights=changed[shared], minlength=groups)
+        at = part["group"].to_numpy()
+        rows.append(part[CASE_KEY].assign(noise_n=n[at], noise_threshold=np.where(n[at] > 0, churn[at], np.nan)))
+    return pd.concat(rows, ignore_index=True)[columns]
+
+
+def share_interval(wins: np.ndarray, trials: np.ndarray, level: float = CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson interval of wins / trials (NaN where trials is 0)."""
+    wins, trials = np.asarray(wins, dtype=float), np.asarray(trials, dtype=float)
+    tail = (1 - level) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(wins > 0, betaincinv(wins, trials - wins + 1, tail), 0.0)
+        high = np.where(wins < trials, betaincinv(wins + 1, trials - wins, 1 - tail), 1.0)
+    empty = trials == 0
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def min_detectable_net(discordant: np.ndarray, alpha: float, power: float = POWER) -> np.ndarray:
+    """The smallest Net the one-sided exact McNemar test at `alpha` detects with probability `power`, given D
+    discordant questions (module docstring); NaN where no outcome of D questions is significant."""
+    result = np.full(len(discordant), np.nan)
+    for d in np.unique(discordant):
+        d = int(d)
+        wins = np.arange(d + 1)
+        significant = wins[bdtrc(wins - 1, d, 0.5) <= alpha]
+        if d == 0 or not len(significant):
+            continue
+        pi = bdtri(significant[0] - 1, d, 1 - power)  # P(X <= k - 1) = 1 - power, i.e. P(X >= k) = power
+        result[np.asarray(discordant) == d] = d * (2 * pi - 1)
+    return result
+
+
+def _order_checks(cases: pd.DataFrame, controls: dict[str, pd.DataFrame]) -> tuple[list[str], list[str]]:
+    """(order_check, order_nets) per case, from the reordered runs in `controls` (variant -> control_flips)."""
+    runs: dict[tuple, list[tuple[str, int]]] = {}
+    for variant in (v for v in REORDERING_VARIANTS if v in controls):
+        for row in controls[variant][[*CASE_KEY, "net"]].itertuples(index=False):
+            runs.setdefault(tuple(row[:-1]), []).append((variant, int(row[-1])))
+    checks, nets = [], []
+    for key in cases[CASE_KEY].itertuples(index=False):
+        found = runs.get(tuple(key), [])
+        checks.append(NOT_RUN if not found else PASS if all(net > 0 for _, net in found) else FAIL)
+        nets.append("; ".join(f"{variant} {net:+d}" for variant, net in found))
+    return checks, nets
+
+
+def _replication_checks(cases: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
+    eligible = comparisons[comparisons["eligible"]]
+    compared = eligible.groupby("group")["family_index"].nunique()
+    with_cases = cases.groupby("group")["family_index"].nunique()
+    groups = cases["group"]
+    n_compared = groups.map(compared).fillna(0).astype(int).to_numpy()
+    n_cases = groups.map(with_cases).fillna(0).astype(int).to_numpy()
+    check = np.where(n_compared < REPLICATION_FAMILIES, NOT_RUN,
+                     np.where(n_cases >= REPLICATION_FAMILIES, PASS, FAIL))
+    return pd.DataFrame({"replication_check": check,
+                         "replication_families": [f"{c} of {n}" for c, n in zip(n_cases, n_compared)]},
+                        index=cases.index)
+
+
+def _verdict(checks: pd.DataFrame) -> tuple[list[str], list[str]]:
+    verdicts, failures = [], []
+    for row in checks.itertuples(index=False):
+        states = dict(zip(CHECKS, row))
+        failed = [CHECKS[c] for c, state in states.items() if state == FAIL]
+        not_run = sum(state == NOT_RUN for state in states.values())
+        failures.append(", ".join(failed))
+        if failed:
+            verdicts.append(FAIL)
+        elif not_run == len(CHECKS):
+            verdicts.append("not checked")
+        else:
+            verdicts.append(PASS if not not_run else f"pass, {not_run} not run")
+    return verdicts, failures
+
+
+def case_verdicts(cases: pd.DataFrame, comparisons: pd.DataFrame, controls: dict[str, pd.DataFrame],
+                  noise: pd.DataFrame, flips: pd.DataFrame, *, has_tiers: bool, min_net: int,
+                  alpha: float) -> pd.DataFrame:
+    """The cases (their rows, in their order) with CREDIBILITY_COLUMNS added (module docstring)."""
+    frame = cases.copy()
+    frame["order_check"], frame["order_nets"] = _order_checks(cases, controls)
+
+    keys = cases[CASE_KEY].astype(object)
+    noise = keys.merge(noise.astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")
+    threshold = noise["noise_threshold"].astype(float).to_numpy()
+    frame["noise_threshold"] = threshold
+    frame["noise_check"] = np.where(np.isnan(threshold), NOT_RUN, np.where(cases["net"] > threshold, PASS, FAIL))
+
+    weak = flips[(flips["direction"] == FLIP_INV) & rests_on_weak_letter(flips)]
+    weak_counts = keys.merge(weak.groupby(CASE_KEY, sort=False).size().rename("weak").reset_index()
+                             .astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")["weak"]
+    frame["worst_case_net"] = (cases["net"].to_numpy() - weak_counts.fillna(0).astype(int).to_numpy()
+                               if has_tiers else np.nan)
+    frame["extraction_check"] = (np.where(frame["worst_case_net"] >= min_net, PASS, FAIL) if has_tiers
+                                 else NOT_RUN)
+
+    frame = frame.join(_replication_checks(cases, comparisons))
+    discordant = (cases["flip_inv"] + cases["flip_norm"]).to_numpy()
+    low, high = share_interval(cases["flip_inv"].to_numpy(), discordant)
+    frame["share_ci_low"], frame["share_ci_high"] = low, high
+    frame["net_ci_low"], frame["net_ci_high"] = discordant * (2 * low - 1), discordant * (2 * high - 1)
+    frame["min_detectable_net"] = min_detectable_net(discordant, alpha)
+    frame["verdict"], frame["failed_checks"] = _verdict(frame[list(CHECKS)])
+    return frame
+
+
+def verdict_summary(cases: pd.DataFrame) -> dict:
+    """summary.json's credibility numbers: the headline count (no check failed and at least one ran) and how
+    each check came out."""
+    verdict = cases["verdict"] if len(cases) else pd.Series(dtype=object)
+    passing = verdict.str.startswith(PASS)
+    return {
+        "cases": len(cases),
+        "pass_checks_run": int(passing.sum()),
+        "pass_all_four": int((verdict == PASS).sum()),
+        "fail": int((verdict == FAIL).sum()),
+        "not_checked": int((verdict == "not checked").sum()),
+        **{column: {state: int((cases[column] == state).sum()) for state in (PASS, FAIL, NOT_RUN)}
+           for column in CHECKS},
+    }

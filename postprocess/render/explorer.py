@@ -1,0 +1,512 @@
+"""The flip explorer: static pages beside report.html (explorer/, opened from file://, offline, no server) that
+show every flipped question of every case, and with `every_comparison` of every eligible comparison.
+
+    explorer/index.html              the cases (and comparisons) with filters by benchmark, family, subtask and
+                                     the flip direction a link opens with; a switch shows the other comparisons
+    explorer/pages/<id>.html         one comparison: its numbers, the credibility badge and checks, and its flips
+                                     (direction filter FlipInv / FlipNorm), rendered by explorer.js
+    explorer/data/<subtask id>.js    each question of one subtask once (text, options in the shown order, gold,
+                                     images) and each model's answer to it once (response, letter, how it was
+                                     obtained), for every page of that subtask
+    explorer/images/<sha>.png        each image once, as the model got it; thumbs/<sha>.jpg its thumbnail
+    explorer/explorer.js, .css
+
+The pages hold their flips as JSON (`<script id="flips">`) and the counts as text; the data files are scripts
+(a page opened from file:// may not fetch JSON). Questions are reloaded from the task data by question_id
+(postprocess/logs/questions.py: --tasks-dir, --data); a split whose data cannot be read keeps its pages, with
+the options, gold and answers of the logs and a note saying why the question and images are missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import io
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from postprocess.inverse_scaling.analysis import Analysis
+from postprocess.inverse_scaling.cases import CASE_KEY
+from postprocess.inverse_scaling.compare import GROUP_KEY
+from postprocess.inverse_scaling.credibility import (
+    CHECKS,
+    FLIP_INV,
+    FLIP_NORM,
+    comparison_flips,
+)
+from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
+
+FOLDER = "explorer"
+THUMBNAIL = (192, 192)
+DIRECTIONS = (FLIP_INV, FLIP_NORM)
+
+
+@dataclass(frozen=True)
+class ExplorerInput:
+    """What the explorer reads besides the analysis: the per-question table (responses, letters and how they
+    were obtained) and where the questions' data is (questions.reload_questions' tasks_dir and data)."""
+
+    table: pd.DataFrame
+    tasks_dir: Path | None = None
+    data: Mapping[str, str] = field(default_factory=dict)
+    every_comparison: bool = False
+    cache_dir: Path | None = None  # reloaded questions and their image files, kept for the next report
+    refresh: bool = False  # reload every question, replacing the cached ones
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha1("\x1f".join(map(str, parts)).encode("utf-8")).hexdigest()[:12]
+
+
+def page_name(key: tuple) -> str:
+    """The page of a comparison (CASE_KEY values), relative to explorer/."""
+    return f"pages/{_digest(*key)}.html"
+
+
+def _group_name(benchmark: str, split: str, subtask: str) -> str:
+    return f"data/{_digest(benchmark, split, subtask)}.js"
+
+
+def _text(value: object) -> str | None:
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA else str(value)
+
+
+# ---------------------------------------------------------------------------------------------- questions
+def _source_digest(spec, source: ExplorerInput) -> str:
+    """What a split's questions are read from: its dataset block and the size and time of its local files (a
+    changed file is a new key; `--refresh` rebuilds regardless)."""
+    from postprocess.logs.questions import dataset_source
+
+    block = dataset_source(spec, source.tasks_dir, source.data)
+    files = (block.get("dataset_kwargs") or {}).get("data_files") or {}
+    paths = [block.get("dataset_path"), *(f for value in (files.values() if isinstance(files, dict) else [files])
+                                          for f in ([value] if isinstance(value, str) else value))]
+    stats = []
+    for path in (Path(str(p)) for p in paths if p):
+        if path.exists():
+            for found in sorted(path.rglob("*")) if path.is_dir() else [path]:
+                if found.is_file():
+                    stat = found.stat()
+                    stats.append((str(found), stat.st_size, stat.st_mtime_ns))
+    return _digest(json.dumps(block, sort_keys=True, default=str), json.dumps(stats))
+
+
+def _store_image(image: bytes, folder: Path) -> dict:
+    """The image under folder/images/ (named by its content) with its thumbnail under thumbs/; their paths and
+    the image's size."""
+    from PIL import Image
+
+    name = hashlib.sha256(image).hexdigest()[:20]
+    record = {"full": f"images/{name}.png", "thumb": f"thumbs/{name}.jpg"}
+    with Image.open(io.BytesIO(image)) as opened:
+        record["width"], record["height"] = opened.size
+        if not (folder / record["thumb"]).exists():
+            small = opened.convert("RGB")
+            small.thumbnail(THUMBNAIL)
+            small.save(folder / record["thumb"], format="JPEG", quality=85)
+    if not (folder / record["full"]).exists():
+        (folder / record["full"]).write_bytes(image)
+    return record
+
+
+def _shown_payload(shown, folder: Path) -> dict:
+    question = shown.question
+    return {"text": question.text, "hint": question.hint, "options": list(question.options),
+            "images": [_store_image(image, folder) for image in shown.images]}
+
+
+def _place(payload: dict, cache: Path, folder: Path) -> None:
+    """The payload's image files, from the cache into the explorer (a hard link where the file system allows)."""
+    for image in payload["images"]:
+        for part in ("full", "thumb"):
+            origin, target = os.path.join(cache, image[part]), os.path.join(folder, image[part])
+            try:
+                os.link(origin, target)
+            except FileExistsError:  # an image of another question
+                pass
+            except OSError:  # another file system
+                shutil.copyfile(origin, target)
+
+
+def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
+               folder: Path) -> tuple[dict[tuple, dict], dict[tuple, str]]:
+    """(each wanted (benchmark, split, question_id, variant) as shown: text, hint, options, image files, a note per
+    split whose data cannot be read). With a cache folder, questions reloaded once are read from it."""
+    from lmms_eval_tasks.benchmarks import BY_KEY
+    from postprocess.logs.questions import QuestionSourceError, reload_questions
+
+    payloads, notes = {}, {}
+    by_split: dict[tuple[str, str], list] = {}
+    for key in wanted:
+        by_split.setdefault(key[:2], []).append(key)
+    for split, keys in by_split.items():
+        try:
+            spec = BY_KEY.get(f"{split[0]}:{split[1]}")
+            if spec is None:
+                raise QuestionSourceError(f"no task holds {split[0]} {split[1]}")
+            store = folder
+            cached: dict[str, dict] = {}
+            if source.cache_dir is not None:
+                store = Path(source.cache_dir)
+                entry = store / f"{_source_digest(spec, source)}.json"
+                if entry.is_file() and not source.refresh:
+                    cached = json.loads(entry.read_text(encoding="utf-8"))
+            missing = [key for key in keys if "\x1f".join(key[2:]) not in cached]
+            if missing:
+                for part in ("images", "thumbs"):
+                    (store / part).mkdir(parents=True, exist_ok=True)
+                for key, shown in reload_questions(missing, source.tasks_dir, source.data).items():
+                    cached["\x1f".join(key[2:])] = _shown_payload(shown, store)
+                if source.cache_dir is not None:
+                    entry.write_text(json.dumps(cached, ensure_ascii=False), encoding="utf-8")
+            for key in keys:
+                payloads[key] = cached["\x1f".join(key[2:])]
+                if store != folder:
+                    _place(payloads[key], store, folder)
+        except QuestionSourceError as error:
+            notes[split] = str(error)
+    return payloads, notes
+
+
+def _options_of(extra: object) -> list[str] | None:
+    fields = json.loads(extra) if isinstance(extra, str) else {}
+    options = fields.get("options")
+    return [str(o) for o in options] if isinstance(options, list) else None
+
+
+def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """The table's rows (analysed variant) of every (model, question) a flip shows, one row each."""
+    keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
+                      flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
+    keys = keys.drop_duplicates().astype(object)
+    wanted = [c for c in ("gold", "response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
+              if c in table.columns]
+    rows = table.loc[table["variant"] == variant, ["model", *GROUP_KEY, "question_id", *wanted]]
+    rows = rows[rows["model"].isin(set(keys["model"])) & rows["question_id"].isin(set(keys["question_id"]))]
+    return keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
+                      on=["model", *GROUP_KEY, "question_id"], how="left")
+
+
+def _answer_record(row: dict) -> dict:
+    extra = json.loads(row["extra"]) if isinstance(row.get("extra"), str) else {}
+    record = {name: _text(row.get(name)) for name in ("response", "prediction", "match", "rule", "extraction_tier")}
+    correct = row.get("correct")
+    record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
+    record.update({name: _text(extra.get(name)) for name in ("abstain_reason", "judge", "judge_status",
+                                                              "judge_verdict")})
+    return record
+
+
+def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: ExplorerInput,
+                folder: Path) -> dict[tuple[str, str, str], str | None]:
+    """One data file per subtask with flips; returns the note of each subtask whose questions were not found."""
+    answers = _answers(table, flips, variant)
+    questions = flips[[*GROUP_KEY, "question_id", "gold"]].drop_duplicates([*GROUP_KEY, "question_id"])
+    shown, notes = _questions([(b, s, q, variant) for b, s, q in
+                               questions[["benchmark", "split", "question_id"]].itertuples(index=False)], source, folder)
+    logged_options: dict[tuple, list[str]] = {}  # the options in the shown order, as the records log them
+    if "extra" in answers.columns:
+        for row in answers[[*GROUP_KEY, "question_id", "extra"]].itertuples(index=False):
+            options = _options_of(row.extra)
+            if options:
+                logged_options.setdefault(tuple(row[:4]), options)
+    group_notes = {}
+    by_group: dict[tuple, list[dict]] = {}
+    for row in answers.to_dict("records"):
+        by_group.setdefault((row["benchmark"], row["split"], row["subtask"]), []).append(row)
+    for key, part in questions.groupby(GROUP_KEY, sort=False):
+        benchmark, split, subtask = key
+        note = notes.get((benchmark, split))
+        group_notes[key] = note
+        entries = {}
+        for row in part.itertuples(index=False):
+            question = shown.get((benchmark, split, row.question_id, variant))
+            logged = {"text": None, "hint": None, "images": [],
+                      "options": logged_options.get((benchmark, split, subtask, row.question_id))}
+            entries[row.question_id] = {**(question or logged), "gold": _text(row.gold)}
+        models: dict[str, dict] = {}
+        for row in by_group[key]:
+            models.setdefault(str(row["model"]), {})[str(row["question_id"])] = _answer_record(row)
+        payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
+                   "answers": models}
+        script = (f"window.EXPLORER_DATA = window.EXPLORER_DATA || {{}};\n"
+                  f"window.EXPLORER_DATA[{json.dumps(_group_name(*key))}] = {json.dumps(payload, ensure_ascii=False)};\n")
+        (folder / _group_name(*key)).write_text(script, encoding="utf-8")
+    return group_notes
+
+
+# ---------------------------------------------------------------------------------------------- pages
+def _script_json(value: object) -> str:
+    """JSON to embed in a <script> element: "</" written as "<\\/" so no text can close the element."""
+    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+
+
+def _badge(verdict: str) -> str:
+    kind = "fail" if verdict == "fail" else "pass" if verdict.startswith("pass") else "none"
+    return f'<span class="badge badge-{kind}">{html.escape(verdict)}</span>'
+
+
+def _number(value: float, digits: int = 1) -> str:
+    return "–" if value is None or np.isnan(value) else f"{value:.{digits}f}"
+
+
+def _checks_html(row: dict) -> str:
+    details = {
+        "order_check": row.get("order_nets") or "no reordered run in the logs",
+        "noise_check": (f"Net {row['net']} vs. threshold {_number(row.get('noise_threshold'), 0)} (answers that "
+                        "changed correctness in the identity re-run)" if row.get("noise_check") != "not run"
+                        else "no identity re-run of both models on this subtask"),
+        "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)} without the FlipInv flips "
+                             "resting on a reading-rule, judge or unknown-tier letter"
+                             if row.get("extraction_check") != "not run"
+                             else "unknown tier: the logs record no extraction tier"),
+        "replication_check": f"cases in {row.get('replication_families')} families compared on this subtask",
+    }
+    rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{_badge(str(row.get(column)))}</td>"
+                   f"<td>{html.escape(str(details[column]))}</td></tr>" for column, name in CHECKS.items())
+    return f'<table class="checks"><tbody>{rows}</tbody></table>'
+
+
+def _statistics_html(row: dict) -> str:
+    level = round(100 * CI_LEVEL)
+    return (f'<p class="stats">FlipInv share {_number(row["share_ci_low"], 2)}–{_number(row["share_ci_high"], 2)} '
+            f"({level}% exact CI of FlipInv / (FlipInv + FlipNorm)); Net {level}% CI "
+            f"[{_number(row['net_ci_low'])}, {_number(row['net_ci_high'])}]; minimum detectable Net at "
+            f"{round(100 * POWER)}% power: {_number(row['min_detectable_net'])}; one-sided McNemar p = "
+            f"{row['p_value']:.2g}.</p>")
+
+
+def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -> str:
+    """A comparison's page; `listed`: its flips as [question_id, direction]."""
+    key = tuple(row[c] for c in CASE_KEY)
+    title = (f"{row['family']}: {row['small']} vs. {row['large']} on {row['benchmark']} {row['split']} / "
+             f"{row['subtask']}")
+    counts = {d: sum(direction == d for _, direction in listed) for d in DIRECTIONS}
+    verdict = _badge(str(row["verdict"])) if is_case else '<span class="badge badge-none">not a case</span>'
+    checks = _checks_html(row) + _statistics_html(row) if is_case else ""
+    missing = (f'<p class="note missing">Question text and images are not available: {html.escape(note.rstrip("."))}. The '
+               "options, gold and answers below are the logs'.</p>" if note else "")
+    buttons = "".join(f'<button type="button" data-direction="{d}">{d} <span id="count-{d}">{counts[d]}</span>'
+                      f"</button>" for d in DIRECTIONS)
+    flips_json = _script_json({"data": _group_name(*key[1:4]), "small": str(row["small"]),
+                               "large": str(row["large"]), "flips": listed})
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+        f'<title>{html.escape(title)}</title><link rel="stylesheet" href="../explorer.css"></head><body>'
+        f'<p><a href="../index.html">All cases</a> · <a href="../../report.html">Report</a></p>'
+        f"<h1>{html.escape(title)} {verdict}</h1>"
+        f'<p class="numbers">n = {row["n"]}, <span id="flip-inv">FlipInv {counts[FLIP_INV]}</span>, '
+        f'<span id="flip-norm">FlipNorm {counts[FLIP_NORM]}</span>, Net {row["net"]:+d}; accuracy '
+        f'{row["acc_small"]:.1f}% ({html.escape(str(row["small"]))}) vs. {row["acc_large"]:.1f}% '
+        f'({html.escape(str(row["large"]))}).</p>{checks}{missing}'
+        f'<p class="filter">Show: <button type="button" data-direction="all">all {counts[FLIP_INV] + counts[FLIP_NORM]}'
+        f"</button>{buttons}</p>"
+        f'<p class="note">FlipInv: {html.escape(str(row["small"]))} right, {html.escape(str(row["large"]))} wrong; '
+        "FlipNorm: the reverse. Click a thumbnail for the full image.</p>"
+        f'<ol id="flip-list"></ol><div id="overlay" hidden><img alt="full size"></div>'
+        f'<script type="application/json" id="flips">{flips_json}</script>'
+        f'<script src="../{_group_name(*key[1:4])}"></script><script src="../explorer.js"></script>'
+        "</body></html>\n"
+    )
+
+
+def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool) -> str:
+    entries = [{"page": page_name(tuple(r[c] for c in CASE_KEY)), "family": r["family"], "benchmark": r["benchmark"],
+                "split": r["split"], "subtask": r["subtask"], "small": r["small"], "large": r["large"], "n": int(r["n"]),
+                "flip_inv": int(r["flip_inv"]), "flip_norm": int(r["flip_norm"]), "net": int(r["net"]),
+                "verdict": r["verdict"] if r["is_case"] else "", "case": bool(r["is_case"])}
+               for r in rows.to_dict("records")]
+    switch = ('<label><input type="checkbox" id="every"> every eligible comparison, not only the cases</label>'
+              if every_comparison else "")
+    selects = "".join(f'<label>{name} <select id="filter-{name}"><option value="">all</option></select></label> '
+                      for name in ("benchmark", "family", "subtask"))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+        '<title>Flip explorer</title><link rel="stylesheet" href="explorer.css"></head><body>'
+        '<p><a href="../report.html">Report</a></p><h1>Flip explorer</h1>'
+        f"<p>{case_count} cases; each page lists the questions one model got right and the other wrong, with the "
+        "images, options, gold and both answers.</p>"
+        f'<p class="filter">{selects}<label>open with <select id="filter-direction"><option value="">all flips'
+        f'</option><option>{FLIP_INV}</option><option>{FLIP_NORM}</option></select></label> {switch}</p>'
+        '<table class="data" id="index"><thead><tr><th>#</th><th>Family</th><th>Dataset</th><th>Subtask</th>'
+        "<th>Small</th><th>Large</th><th>n</th><th>FI</th><th>FN</th><th>Net</th><th>Verdict</th></tr></thead>"
+        '<tbody></tbody></table>'
+        f'<script type="application/json" id="entries">{_script_json(entries)}'
+        '</script><script src="explorer.js"></script></body></html>\n'
+    )
+
+
+def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[str, str]]:
+    """Write explorer/ under out_dir; return (label, link relative to out_dir) per case, in the cases' order."""
+    folder = Path(out_dir) / FOLDER
+    for part in ("pages", "data", "images", "thumbs"):
+        (folder / part).mkdir(parents=True, exist_ok=True)
+    (folder / "explorer.js").write_text(SCRIPT, encoding="utf-8")
+    (folder / "explorer.css").write_text(STYLE, encoding="utf-8")
+    cases = analysis.cases.assign(is_case=True)
+    flips = analysis.flips
+    rows = cases
+    if source.every_comparison:
+        eligible = analysis.comparisons[analysis.comparisons["eligible"] & ~analysis.comparisons["case"]]
+        others = eligible.assign(is_case=False, verdict="")
+        rows = pd.concat([cases, others], ignore_index=True)
+        flips = pd.concat([flips, comparison_flips(source.table, others, analysis.parameters.variant)],
+                          ignore_index=True)
+    notes = _write_data(flips, source.table, analysis.parameters.variant, source, folder) if len(flips) else {}
+    listed: dict[tuple, list[list[str]]] = {}
+    for *key, question, direction in flips[[*CASE_KEY, "question_id", "direction"]].itertuples(index=False):
+        listed.setdefault(tuple(key), []).append([question, direction])
+    for row in rows.to_dict("records"):
+        key = tuple(row[c] for c in CASE_KEY)
+        page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]))
+        (folder / page_name(key)).write_text(page, encoding="utf-8")
+    (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison), encoding="utf-8")
+    return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
+             + str(r.verdict), f"{FOLDER}/{page_name(tuple(getattr(r, c) for c in CASE_KEY))}")
+            for rank, r in enumerate(cases.itertuples(index=False), start=1)]
+
+
+STYLE = """
+body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1200px; margin: 1.5em auto;
+       padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { font-size: 1.4em; }
+.badge { display: inline-block; padding: .1em .5em; border-radius: .8em; font-size: .75em; vertical-align: middle; }
+.badge-pass { background: #d9f2dc; color: #11611c; } .badge-fail { background: #fadcdc; color: #8a1111; }
+.badge-none { background: #eee; color: #555; }
+table.checks th { text-align: left; padding-right: 1em; } table.checks td { padding: .1em .6em; }
+table.data { border-collapse: collapse; font-size: 13px; } table.data th, table.data td { border: 1px solid #ccc; padding: 3px 7px; }
+.note { color: #555; font-size: 13px; } .missing { color: #8a4b00; }
+button[aria-pressed="true"] { font-weight: 700; }
+li.flip { border-top: 1px solid #ccc; padding: .8em 0; }
+.flip .images img { max-height: 150px; margin: 0 .4em .4em 0; border: 1px solid #ddd; cursor: zoom-in; }
+.flip ol.options li.gold { font-weight: 700; }
+.answers { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
+.answer { background: #fafafa; border: 1px solid #ddd; padding: .5em; }
+.answer.right { border-left: 4px solid #2a9d3a; } .answer.wrong { border-left: 4px solid #c0392b; }
+.answer pre { white-space: pre-wrap; max-height: 20em; overflow: auto; font-size: 12px; }
+#overlay { position: fixed; inset: 0; background: rgba(0,0,0,.8); display: flex; align-items: center;
+           justify-content: center; cursor: zoom-out; }
+#overlay[hidden] { display: none; } #overlay img { max-width: 95vw; max-height: 95vh; background: #fff; }
+"""
+
+# The pages' one script: the case page's flip list (from the subtask's data file) and the index's filters.
+SCRIPT = r"""
+(function () {
+  function el(tag, attrs, text) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+  function how(a) {
+    if (!a) return 'no answer in the logs';
+    const parts = [];
+    if (a.prediction === null) parts.push('no letter: ' + (a.abstain_reason || 'unparsed'));
+    else parts.push('letter ' + a.prediction);
+    if (a.match) parts.push('match ' + a.match);
+    if (a.rule) parts.push('rule ' + a.rule);
+    parts.push('tier ' + (a.extraction_tier || 'unknown'));
+    if (a.judge_status) parts.push('judge ' + (a.judge || '') + ' ' + a.judge_status +
+                                   (a.judge_verdict ? ' (verdict: ' + a.judge_verdict + ')' : ''));
+    return parts.join(' · ');
+  }
+  function answerBox(model, a) {
+    const right = a && a.correct === true;
+    const box = el('div', {class: 'answer ' + (right ? 'right' : 'wrong')});
+    box.appendChild(el('strong', {}, model + (right ? ': right' : ': wrong')));
+    box.appendChild(el('div', {class: 'how'}, how(a)));
+    box.appendChild(el('pre', {class: 'response'}, a && a.response !== null ? a.response : '(no response)'));
+    return box;
+  }
+  function casePage() {
+    const spec = JSON.parse(document.getElementById('flips').textContent);
+    const data = (window.EXPLORER_DATA || {})[spec.data];
+    const list = document.getElementById('flip-list');
+    const overlay = document.getElementById('overlay');
+    overlay.addEventListener('click', () => { overlay.hidden = true; });
+    for (const [qid, direction] of spec.flips) {
+      const q = data ? data.questions[qid] : null;
+      const item = el('li', {class: 'flip', 'data-question': qid, 'data-direction': direction});
+      item.appendChild(el('div', {class: 'head'}, direction + ' · question ' + qid));
+      if (q && q.images.length) {
+        const images = el('div', {class: 'images'});
+        for (const image of q.images) {
+          const link = el('a', {href: '../' + image.full});
+          const thumb = el('img', {loading: 'lazy', alt: 'image of question ' + qid, 'data-src': '../' + image.thumb});
+          link.appendChild(thumb);
+          link.addEventListener('click', e => { e.preventDefault(); overlay.querySelector('img').src = '../' + image.full;
+                                                overlay.hidden = false; });
+          images.appendChild(link);
+        }
+        item.appendChild(images);
+      }
+      if (q && q.hint) item.appendChild(el('p', {class: 'hint'}, 'Hint: ' + q.hint));
+      if (q && q.text) item.appendChild(el('p', {class: 'question'}, q.text));
+      if (q && q.options && q.options.length) {
+        const options = el('ol', {class: 'options', type: 'A'});
+        q.options.forEach((option, i) => {
+          const letter = String.fromCharCode(65 + i);
+          options.appendChild(el('li', letter === q.gold ? {class: 'gold'} : {}, option));
+        });
+        item.appendChild(options);
+      }
+      item.appendChild(el('p', {class: 'gold-line'}, 'Gold: ' + (q ? q.gold : '?')));
+      const answers = el('div', {class: 'answers'});
+      for (const model of [spec.small, spec.large])
+        answers.appendChild(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
+      item.appendChild(answers);
+      list.appendChild(item);
+      // src only once the image is in the page: a lazy image not yet in the document loads at once
+      for (const thumb of item.querySelectorAll('img[data-src]')) thumb.src = thumb.dataset.src;
+    }
+    function show(direction) {
+      for (const item of list.children) item.hidden = direction !== 'all' && item.dataset.direction !== direction;
+      for (const b of document.querySelectorAll('button[data-direction]'))
+        b.setAttribute('aria-pressed', String(b.dataset.direction === direction));
+    }
+    for (const b of document.querySelectorAll('button[data-direction]'))
+      b.addEventListener('click', () => show(b.dataset.direction));
+    const wanted = location.hash.slice(1);
+    show(wanted === 'FlipInv' || wanted === 'FlipNorm' ? wanted : 'all');
+  }
+  function indexPage() {
+    const entries = JSON.parse(document.getElementById('entries').textContent);
+    const body = document.querySelector('#index tbody');
+    const every = document.getElementById('every');
+    const filters = ['benchmark', 'family', 'subtask'].map(name => [name, document.getElementById('filter-' + name)]);
+    for (const [name, select] of filters)
+      for (const value of [...new Set(entries.map(e => e[name]))]) select.appendChild(el('option', {}, value));
+    const direction = document.getElementById('filter-direction');
+    function draw() {
+      body.textContent = '';
+      let rank = 0;
+      for (const e of entries) {
+        if (!e.case && !(every && every.checked)) continue;
+        if (filters.some(([name, select]) => select.value && e[name] !== select.value)) continue;
+        rank += 1;
+        const row = el('tr', {class: e.case ? 'case' : 'comparison'});
+        const link = el('a', {href: e.page + (direction.value ? '#' + direction.value : ''), class: 'case-link'},
+                        String(rank));
+        const first = el('td'); first.appendChild(link); row.appendChild(first);
+        for (const value of [e.family, e.benchmark + ' ' + e.split, e.subtask, e.small, e.large, e.n, e.flip_inv,
+                             e.flip_norm, e.net, e.verdict || (e.case ? '' : 'not a case')])
+          row.appendChild(el('td', {}, String(value)));
+        body.appendChild(row);
+      }
+    }
+    for (const [, select] of filters) select.addEventListener('change', draw);
+    direction.addEventListener('change', draw);
+    if (every) every.addEventListener('change', draw);
+    draw();
+  }
+  if (document.getElementById('flips')) casePage();
+  else if (document.getElementById('entries')) indexPage();
+})();
+"""

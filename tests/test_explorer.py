@@ -1,0 +1,176 @@
+"""The flip explorer (postprocess/render/explorer.py) and flips.parquet: every flip of a case appears once on its
+page and the page's counts are the case's FlipInv and FlipNorm (property tests on random tables); on the demo-like
+fixture logs, the images as the models saw them are files (thumbnails and full size), each question and each image
+is stored once, and without the data the pages still build and say why the question is missing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_factory import random_table
+from explorer_factory import fixture_questions, write_chance_logs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from postprocess.cli import main
+from postprocess.inverse_scaling.analysis import run_analysis
+from postprocess.inverse_scaling.cases import CASE_KEY
+from postprocess.inverse_scaling.credibility import FLIP_COLUMNS
+from postprocess.inverse_scaling.parameters import Parameters
+from postprocess.render.explorer import ExplorerInput, page_name
+from postprocess.render.outputs import write_outputs
+
+
+def page_flips(page: Path) -> tuple[list[list[str]], dict[str, int]]:
+    """(the page's [question_id, direction] list, its printed counts per direction)."""
+    text = page.read_text(encoding="utf-8")
+    listed = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.DOTALL)
+                        .group(1).replace("<\\/", "</"))["flips"]
+    counts = {d: int(n) for d, n in re.findall(r'<span id="count-(FlipInv|FlipNorm)">(\d+)</span>', text)}
+    return listed, counts
+
+
+def true_flips(table: pd.DataFrame, row) -> dict[str, set[str]]:
+    """The case's flips straight from the table: questions both answered with a known gold, one of them right."""
+    rows = table[(table["benchmark"] == row.benchmark) & (table["split"] == row.split)
+                 & (table["subtask"] == row.subtask) & table["correct"].notna() & (table["variant"] == "direct")]
+    small = rows[rows["model"] == row.small].set_index("question_id")["correct"]
+    large = rows[rows["model"] == row.large].set_index("question_id")["correct"]
+    both = small.index.intersection(large.index)
+    small, large = small[both].astype(bool), large[both].astype(bool)
+    return {"FlipInv": set(both[small & ~large]), "FlipNorm": set(both[~small & large])}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n_models=st.integers(2, 4), n_questions=st.integers(20, 90),
+       n_subtasks=st.integers(1, 3), every=st.booleans())
+def test_every_flip_of_a_case_is_on_its_page_once_and_the_counts_are_its_flips(tmp_path_factory, seed, n_models,
+                                                                              n_questions, n_subtasks, every):
+    table, models = random_table(np.random.default_rng(seed), n_models, n_questions, n_subtasks)
+    analysis = run_analysis(table, models, Parameters(min_n=5, min_net=1))
+    out = tmp_path_factory.mktemp("explorer")
+    no_data = out / "no_tasks"  # a task folder without task files: the questions cannot be reloaded
+    no_data.mkdir()
+    paths = write_outputs(analysis, out / "report", quality=None,
+                          explorer=ExplorerInput(table, tasks_dir=no_data, every_comparison=every))
+    shown = analysis.comparisons[analysis.comparisons["eligible"] & (analysis.comparisons["case"] | every)]
+    for row in shown.itertuples():
+        listed, counts = page_flips(paths["explorer"].parent / page_name(tuple(getattr(row, c) for c in CASE_KEY)))
+        questions = [question for question, _ in listed]
+        assert len(questions) == len(set(questions))  # each flip once
+        expected = true_flips(table, row)
+        assert {d: {q for q, direction in listed if direction == d} for d in expected} == expected
+        assert counts == {"FlipInv": row.flip_inv, "FlipNorm": row.flip_norm}
+    flips = pd.read_parquet(paths["flips"])
+    assert list(flips.columns) == FLIP_COLUMNS
+    assert len(flips) == int((analysis.cases["flip_inv"] + analysis.cases["flip_norm"]).sum())
+    index = (paths["explorer"]).read_text(encoding="utf-8")
+    assert index.count('"page": "pages/') == len(shown)
+
+
+# ---------------------------------------------------------------------------------------------- fixture logs
+@pytest.fixture(scope="module")
+def chance_logs(tmp_path_factory, fixture_tasks):
+    folder = tmp_path_factory.mktemp("chance") / "logs"
+    registry = write_chance_logs(folder, fixture_questions(fixture_tasks))
+    return folder, registry
+
+
+def report(logs: Path, registry: Path, out: Path, *extra: str) -> Path:
+    assert main(["report", "--logs", str(logs), "--out", str(out), "--extra-models", str(registry), "--min-n", "4",
+                 "--min-net", "2", *extra]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def with_data(chance_logs, fixture_tasks, tmp_path_factory):
+    return report(*chance_logs, tmp_path_factory.mktemp("with") / "out", "--tasks-dir", str(fixture_tasks))
+
+
+def data_files(out: Path) -> dict[str, dict]:
+    found = {}
+    for path in (out / "explorer" / "data").glob("*.js"):
+        text = path.read_text(encoding="utf-8")
+        found[path.name] = json.loads(text.split(" = ", 2)[-1].rstrip().rstrip(";"))
+    return found
+
+
+def test_the_pages_show_the_images_as_files_with_thumbnails_and_each_question_once(with_data):
+    explorer = with_data / "explorer"
+    cases = pd.read_csv(with_data / "cases.csv")
+    assert len(cases) > 0 and len(list((explorer / "pages").glob("*.html"))) == len(cases)
+    data = data_files(with_data)
+    images = [image for payload in data.values() for q in payload["questions"].values() for image in q["images"]]
+    assert images and all((explorer / image["full"]).is_file() and (explorer / image["thumb"]).is_file()
+                          for image in images)
+    assert all((explorer / image["thumb"]).read_bytes()[:3] == b"\xff\xd8\xff" for image in images)  # JPEG
+    assert all((explorer / image["full"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for image in images)
+    # Each image file once: as many files as distinct images, none inside an HTML page.
+    assert len(list((explorer / "images").iterdir())) == len({image["full"] for image in images})
+    for page in [*explorer.glob("pages/*.html"), explorer / "index.html", with_data / "report.html"]:
+        assert "data:image/jpeg" not in page.read_text(encoding="utf-8")
+    # A subtask's questions are in its one data file, each once, whatever the number of cases showing them.
+    subtasks = [(p["benchmark"], p["split"], p["subtask"]) for p in data.values()]
+    assert len(subtasks) == len(set(subtasks))
+    shown = cases.groupby(["benchmark", "split", "subtask"]).size()
+    assert (shown > 1).any()  # some subtask has several cases: its questions are still stored once
+    flips = pd.read_parquet(with_data / "flips.parquet")
+    for payload in data.values():
+        mine = flips[(flips["benchmark"] == payload["benchmark"]) & (flips["split"] == payload["split"])
+                     & (flips["subtask"] == payload["subtask"])]
+        assert set(payload["questions"]) == set(mine["question_id"])
+        assert payload["note"] is None and all(q["text"] for q in payload["questions"].values())
+        for model in set(mine["small"]) | set(mine["large"]):
+            answered = mine[(mine["small"] == model) | (mine["large"] == model)]["question_id"]
+            assert set(answered) <= set(payload["answers"][model])
+
+
+def test_flips_parquet_holds_both_letters_and_how_they_were_obtained(with_data):
+    flips = pd.read_parquet(with_data / "flips.parquet")
+    cases = pd.read_csv(with_data / "cases.csv")
+    assert len(flips) == int((cases["flip_inv"] + cases["flip_norm"]).sum())
+    inverse = flips[flips["direction"] == "FlipInv"]
+    assert inverse["small_correct"].all() and not inverse["large_correct"].any()
+    assert flips["small_rule"].notna().any() and flips["gold"].notna().all()
+    assert (flips.loc[flips["large_prediction"].isna(), "large_abstain_reason"].notna()).all()
+
+
+def test_without_the_data_the_pages_build_and_say_why(chance_logs, tmp_path):
+    empty = tmp_path / "no_tasks"
+    empty.mkdir()
+    out = report(*chance_logs, tmp_path / "out", "--tasks-dir", str(empty))
+    data = data_files(out)
+    assert data and all(payload["note"] and "no such task file" in payload["note"] for payload in data.values())
+    assert all(q["text"] is None and q["images"] == [] and q["options"] for payload in data.values()
+               for q in payload["questions"].values() if q["gold"] in "ABCDEFGHI")  # options from the logs
+    page = next((out / "explorer" / "pages").glob("*.html")).read_text(encoding="utf-8")
+    assert "Question text and images are not available" in page
+    assert not list((out / "explorer" / "images").iterdir())
+
+
+def test_explorer_none_writes_no_explorer_and_comparisons_adds_the_other_pages(chance_logs, tmp_path):
+    out = report(*chance_logs, tmp_path / "none", "--explorer", "none")
+    assert not (out / "explorer").exists() and "explorer/" not in (out / "report.html").read_text(encoding="utf-8")
+    out = report(*chance_logs, tmp_path / "all", "--explorer", "comparisons", "--tasks-dir", str(tmp_path))
+    comparisons = pd.read_parquet(out / "comparisons.parquet")
+    assert len(list((out / "explorer" / "pages").glob("*.html"))) == len(comparisons)
+    assert 'id="every"' in (out / "explorer" / "index.html").read_text(encoding="utf-8")
+
+
+def test_with_a_cache_dir_a_question_is_reloaded_once(chance_logs, fixture_tasks, tmp_path, monkeypatch):
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--tasks-dir", str(fixture_tasks)]
+    first = data_files(report(*chance_logs, tmp_path / "first", *cache))
+
+    def no_reload(*args, **kwargs):
+        raise AssertionError("a cached question was reloaded")
+
+    monkeypatch.setattr("postprocess.logs.questions.reload_questions", no_reload)
+    out = report(*chance_logs, tmp_path / "second", *cache)
+    assert data_files(out) == first  # the same questions and image files, from the cache
+    assert all((out / "explorer" / image["full"]).is_file() for payload in first.values()
+               for q in payload["questions"].values() for image in q["images"])
