@@ -23,6 +23,9 @@ and reported as unresolved_model, one problem per file and name with its row cou
 key in two files raises DuplicateRunsError (imported files carry no timestamps to choose by). A file that
 cannot be read, or lacks a required column, raises ImportFormatError naming the file and the column.
 
+In CSV, TSV and xlsx an empty `response` cell (VLMEvalKit: `prediction`) of a row without a prediction is the empty
+response (abstain reason `empty`): those formats cannot tell an empty text from a missing one.
+
 `source_line` is where a row is in its file as a person finds it: the spreadsheet row for CSV, TSV and xlsx
 (the header is row 1), the line for JSONL, the 1-based row position for Parquet.
 """
@@ -31,6 +34,9 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +49,7 @@ from lmms_eval_tasks.benchmarks import BENCHMARKS as BENCHMARK_SPECS
 from lmms_eval_tasks.question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, Question
 from lmms_eval_tasks.record import (REQUIRED_FIELDS, RecordError, imported_benchmark_problem,
                                     validate_record)
-from lmms_eval_tasks.scoring import per_question_record, score, score_prediction
+from lmms_eval_tasks.scoring import current_adjudicator, per_question_record, score, score_prediction
 from model_configs import Registry
 from postprocess.logs.ingest import (ROW_KEY, RUNS_COLUMNS, TABLE_COLUMNS, DuplicateRunsError, IngestResult, Problems,
                                      UnresolvedModelError, empty_result, order_table_categories, problem_dtypes)
@@ -51,6 +57,7 @@ from postprocess.logs.lines import PROMOTED_FIELDS, TEXT, encode_json
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl")
 VLMEVALKIT_SUFFIXES = (".xlsx", ".tsv", ".csv")
+TEXT_CELL_SUFFIXES = (".csv", ".tsv", ".xlsx")  # formats whose empty cell is read as null
 KINDS = (MCQ, YES_NO, NUMERIC, OPEN)
 REQUIRED_COLUMNS = ("model", "benchmark", "subtask", "question_id", "gold")
 ANSWER_COLUMNS = ("response", "prediction")  # at least one
@@ -354,7 +361,8 @@ def _splits(benchmarks: np.ndarray, given: np.ndarray, bad: _Unplaceable) -> np.
             continue
         if len(ours) == 1:
             splits[rows & absent] = ours[0]
-        bad.mark(rows & absent, "split", f"{label} has the splits {ours}: the row must name one")
+        else:
+            bad.mark(rows & absent, "split", f"{label} has the splits {ours}: the row must name one")
         bad.mark(rows & ~absent & ~np.isin(given.astype(str), ours), "split", f"the split of {label} is one of {ours}")
     return splits
 
@@ -381,13 +389,25 @@ def _score_distinct(answer: pd.DataFrame, parsed_options: dict, has_response: bo
     """(group of each row, the _Scored of each group): every distinct answer scored once."""
     group = answer.groupby(list(answer.columns), dropna=False, sort=False).ngroup().to_numpy()
     firsts = np.unique(group, return_index=True)[1]
-    scored = []
-    for row in answer.iloc[firsts].itertuples(index=False):
-        precision = None if _none(row.precision) is None else int(float(row.precision))
-        scored.append(_score_answer(row.benchmark, row.kind, parsed_options[_none(row.options)][0], _none(row.gold),
-                                    _none(row.answer_type), precision, _none(row.response), _none(row.prediction),
-                                    has_response))
-    return group, scored
+    work = [(row.benchmark, row.kind, parsed_options[_none(row.options)][0], _none(row.gold), _none(row.answer_type),
+             None if _none(row.precision) is None else int(float(row.precision)), _none(row.response),
+             _none(row.prediction), has_response) for row in answer.iloc[firsts].itertuples(index=False)]
+    workers = _workers(len(work))
+    if workers == 1:
+        return group, [_score_answer(*item) for item in work]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return group, pool.starmap(_score_answer, work, chunksize=max(1, len(work) // (8 * workers)))
+
+
+PARALLEL_MIN_ANSWERS = 2000  # distinct answers to score (~0.5 ms each) before forking workers pays
+
+
+def _workers(answers: int) -> int:
+    """Processes to score with: one per core for many answers on Linux (fork), one otherwise, and one while an
+    adjudicator is registered (its calls keep their own order, rate limits and cache in this process)."""
+    if answers < PARALLEL_MIN_ANSWERS or not sys.platform.startswith("linux") or current_adjudicator() is not None:
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)), answers // (PARALLEL_MIN_ANSWERS // 2)))
 
 
 def _place(frame: pd.DataFrame, path: Path, order: int, task: str, registry: Registry, problems: Problems
@@ -397,6 +417,9 @@ def _place(frame: pd.DataFrame, path: Path, order: int, task: str, registry: Reg
     _check_columns(frame, path)
     bad = _Unplaceable(len(frame))
     text = {name: _text_column(frame, name) for name in TABLE_FIELDS if name != "options"}
+    if path.suffix.lower() in TEXT_CELL_SUFFIXES and "response" in frame:
+        # a CSV cell cannot tell an empty response from a missing one: without a prediction it is the empty response
+        text["response"][_mask(text["response"], lambda v: v is None) & _mask(text["prediction"], lambda v: v is None)] = ""
     for name in ("model", "benchmark", "subtask", "question_id"):
         bad.mark(_mask(text[name], lambda v: v is None or not v.strip()), name, f"no {name}")
     benchmarks = text["benchmark"]
@@ -522,10 +545,11 @@ def _drop_duplicates(rows: pd.DataFrame, problems: Problems) -> pd.DataFrame:
     """The first row of each ROW_KEY in a file (later ones reported); the same key in two files is an error."""
     keyed = rows.assign(model=rows["_key"])
     later = keyed.duplicated(["source_file", *ROW_KEY], keep="first").to_numpy()
-    for row in keyed[later].itertuples():
-        problems.add(row._order, "duplicate", row.source_file, row.source_line, "question_id",
-                     f"a second row of (model {row.model!r}, {row.benchmark} {row.split} {row.variant}, question_id "
-                     f"{row.question_id!r}) in this file; the first is kept", row.model, row.benchmark)
+    for row in keyed[later].to_dict("records"):
+        problems.add(row["_order"], "duplicate", row["source_file"], row["source_line"], "question_id",
+                     f"a second row of (model {row['model']!r}, {row['benchmark']} {row['split']} {row['variant']}, "
+                     f"question_id {row['question_id']!r}) in this file; the first is kept", row["model"],
+                     row["benchmark"])
     keyed = keyed[~later]
     across = keyed[keyed.duplicated(ROW_KEY, keep=False)]
     if len(across):
