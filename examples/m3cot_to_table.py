@@ -1,7 +1,7 @@
 """The M3CoT authors' saved model outputs (../shared/data/m3cot/) as a per-question table (docs/importing-outputs.md).
 
     python examples/m3cot_to_table.py [--data ../shared/data/m3cot] [--out m3cot.parquet]
-        [--models llava-7b llava-13b instruct-blip-7b instruct-blip-13b]
+        [--models llava-7b llava-13b instruct-blip-7b instruct-blip-13b] [--styles direct cot dsp ccot]
     python -m postprocess report --table m3cot.parquet --extra-models examples/m3cot_models.yaml --out m3cot_report/
 
 One row per model, prompting style and question: benchmark "M3CoT" (not one of the paper's nine), split "test",
@@ -38,10 +38,11 @@ def m3cot_rows(path: Path) -> list[dict]:
     return rows
 
 
-def m3cot_table(data: Path, models: list[str]) -> pd.DataFrame:
-    files = sorted(p for model in models for p in data.glob(f"{model}__*.jsonl.gz"))
+def m3cot_table(data: Path, models: list[str], styles: list[str] | None = None) -> pd.DataFrame:
+    files = sorted(p for model in models for p in data.glob(f"{model}__*.jsonl.gz")
+                   if styles is None or p.name.removesuffix(".jsonl.gz").split("__")[1] in styles)
     if not files:
-        raise SystemExit(f"error: no {'/'.join(models)} files in {data}")
+        raise SystemExit(f"error: no {'/'.join(models)} files of the styles {styles or 'any'} in {data}")
     return pd.DataFrame([row for path in files for row in m3cot_rows(path)])
 
 
@@ -50,8 +51,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "m3cot")
     parser.add_argument("--out", type=Path, default=Path("m3cot.parquet"))
     parser.add_argument("--models", nargs="+", default=SIZE_PAIRS)
+    parser.add_argument("--styles", nargs="+", help="prompting styles to keep (default: every style of the files)")
     args = parser.parse_args()
-    table = m3cot_table(args.data, args.models)
+    table = m3cot_table(args.data, args.models, args.styles)
     if args.out.suffix == ".jsonl":
         table.to_json(args.out, orient="records", lines=True, force_ascii=False)
     else:
