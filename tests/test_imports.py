@@ -287,3 +287,14 @@ def test_report_and_the_other_commands_take_imported_files(tmp_path, capsys):
                  "--out", str(tmp_path / "r3")]) == 0
     assert main(["report", "--extra-models", str(extra), "--out", str(tmp_path / "r4")]) == 2
     assert "nothing to read" in capsys.readouterr().err
+
+
+def test_adjudicate_says_it_leaves_imported_answers_alone(tmp_path, capsys):
+    extra = tmp_path / "models.yaml"
+    extra.write_text(json.dumps(tiny_family_registry_dict()))
+    path = write_table(tmp_path / "t.parquet", table_rows(benchmark="MMBench"))
+    assert main(["adjudicate", "--table", str(path), "--extra-models", str(extra), "--out", str(tmp_path / "adj"),
+                 "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "2 unparsed answers of imported files are not adjudicated" in captured.err
+    assert "nothing to adjudicate" in captured.out

@@ -642,6 +642,11 @@ def sources_of_models(runs: pd.DataFrame) -> dict[str, set[str]]:
     return found
 
 
+def imported_files(runs: pd.DataFrame) -> set[str]:
+    """The files of the runs frame that were imported (not lmms-eval logs)."""
+    return set(runs.loc[runs["status"].astype(str).str.startswith("imported: "), "results_file"].astype(str))
+
+
 def combine(logs: IngestResult | None, imported: IngestResult, registry: Registry,
             mix_sources: bool = False) -> IngestResult:
     """The lmms-eval logs' result and the imported one as one. A model whose rows come from two harnesses is
@@ -683,5 +688,6 @@ class MixedSourcesError(ValueError):
 
 
 __all__ = ["ANSWER_COLUMNS", "LMMS_EVAL", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "TABLE_FIELDS", "VLMEVALKIT_DATASETS",
-           "ImportFormatError", "ImportSource", "MixedSourcesError", "combine", "import_outputs", "read_file",
+           "ImportFormatError", "ImportSource", "MixedSourcesError", "combine", "import_outputs", "imported_files",
+           "read_file",
            "sources_of_models", "split_vlmevalkit_name", "vlmevalkit_table"]
