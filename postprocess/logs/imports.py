@@ -32,6 +32,7 @@ response (abstain reason `empty`): those formats cannot tell an empty text from 
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import multiprocessing
@@ -44,6 +45,11 @@ from typing import Any
 import msgspec
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv
+import pyarrow.json
+import pyarrow.parquet
 
 from lmms_eval_tasks.benchmarks import BENCHMARKS as BENCHMARK_SPECS
 from lmms_eval_tasks.question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, Question
@@ -51,8 +57,10 @@ from lmms_eval_tasks.record import (REQUIRED_FIELDS, RecordError, imported_bench
                                     validate_record)
 from lmms_eval_tasks.scoring import current_adjudicator, per_question_record, score, score_prediction
 from model_configs import Registry
+from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
 from postprocess.logs.ingest import (ROW_KEY, RUNS_COLUMNS, TABLE_COLUMNS, DuplicateRunsError, IngestResult, Problems,
-                                     UnresolvedModelError, empty_result, order_table_categories, problem_dtypes)
+                                     UnresolvedModelError, _categorical, empty_result, order_table_categories,
+                                     problem_dtypes)
 from postprocess.logs.lines import PROMOTED_FIELDS, TEXT, encode_json
 
 TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl")
@@ -102,55 +110,143 @@ class ImportSource:
 
 
 # ---------------------------------------------------------------------------------------------- reading
-def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[tuple[int, str]]]:
-    """Rows of a JSONL file with their line numbers, and the lines that are not JSON objects (line, reason)."""
-    rows, lines, bad = [], [], []
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.isspace():
-                continue
-            try:
-                value = msgspec.json.decode(raw)
-            except msgspec.DecodeError as error:
-                bad.append((number, f"not valid JSON: {error}"))
-                continue
-            if not isinstance(value, dict):
-                bad.append((number, f"line is a JSON {type(value).__name__}, not an object"))
-                continue
-            rows.append(value)
-            lines.append(number)
-    frame = pd.DataFrame(rows)
-    frame["_line"] = np.array(lines, dtype=np.int64)
-    return frame, bad
+def _text_table(rows: list[dict]) -> pa.Table:
+    """Decoded JSON rows as a table of text columns (the cells of _text), for files Arrow's reader refuses."""
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    return pa.table({name: pa.array([_text(row.get(name)) for row in rows], pa.large_string()) for name in names})
 
 
-def read_file(path: Path) -> tuple[pd.DataFrame, list[tuple[int, str]]]:
-    """The rows of a table or prediction file (column `_line`: where each is, module docstring) and its lines
-    that hold no row (JSONL). Text stays text: only an empty CSV/TSV cell is null ("None" and "NA" are options)."""
+def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
+    """A JSONL file's rows, their line numbers and the lines that hold no row: Arrow's reader when every line is a
+    row of consistent types, else line by line (each bad line reported)."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    if all(line.strip() for line in lines):
+        try:
+            table = pyarrow.json.read_json(path)
+            if table.num_rows == len(lines):
+                return table, np.arange(1, len(lines) + 1, dtype=np.int64), []
+        except (pa.ArrowInvalid, ValueError):
+            pass
+    rows, numbers, bad = [], [], []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError as error:
+            bad.append((number, f"not valid JSON: {error}"))
+            continue
+        if not isinstance(value, dict):
+            bad.append((number, f"line is a JSON {type(value).__name__}, not an object"))
+            continue
+        rows.append(value)
+        numbers.append(number)
+    return _text_table(rows), np.array(numbers, dtype=np.int64), bad
+
+
+def _read_delimited(path: Path, delimiter: str) -> pa.Table:
+    """Every column as text; only an empty cell is null ("None" and "NA" are option texts)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle, delimiter=delimiter), [])
+    return pyarrow.csv.read_csv(
+        path, parse_options=pyarrow.csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        convert_options=pyarrow.csv.ConvertOptions(column_types={name: pa.large_string() for name in header},
+                                                   null_values=[""], strings_can_be_null=True))
+
+
+def read_file(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
+    """The rows of a table or prediction file, where each is (module docstring) and the lines that hold no row
+    (JSONL)."""
     suffix = path.suffix.lower()
+    if suffix not in (*TABLE_SUFFIXES, *VLMEVALKIT_SUFFIXES):
+        raise ImportFormatError(f"{path}: not a file type the importer reads (.parquet, .csv, .tsv, .jsonl, .xlsx)")
     try:
         if suffix == ".jsonl":
             return _read_jsonl(path)
         if suffix == ".parquet":
-            frame, first = pd.read_parquet(path), 1
+            table, first = pyarrow.parquet.read_table(path), 1
         elif suffix in (".csv", ".tsv"):
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False,
-                                na_values=[""])
-            first = 2
-        elif suffix == ".xlsx":
-            frame = pd.read_excel(path, dtype=str, keep_default_na=False, na_values=[""])
-            first = 2
+            table, first = _read_delimited(path, "\t" if suffix == ".tsv" else ","), 2
         else:
-            raise ImportFormatError(f"{path}: not a file type the importer reads (.parquet, .csv, .tsv, .jsonl, .xlsx)")
-    except ImportFormatError:
-        raise
+            frame = pd.read_excel(path, dtype=str, keep_default_na=False, na_values=[""])
+            table, first = pa.Table.from_pandas(frame, preserve_index=False), 2
     except FileNotFoundError:
         raise ImportFormatError(f"{path}: no such file") from None
-    except (OSError, ValueError, KeyError) as error:  # pandas' and pyarrow's parse errors are ValueErrors
+    except (OSError, ValueError, KeyError, UnicodeDecodeError) as error:  # Arrow's and pandas' errors are ValueErrors
         raise ImportFormatError(f"{path}: cannot be read as {suffix[1:]}: {str(error).strip()}") from None
-    frame = frame.reset_index(drop=True)
-    frame["_line"] = np.arange(first, first + len(frame), dtype=np.int64)
-    return frame, []
+    return table, np.arange(first, first + table.num_rows, dtype=np.int64), []
+
+
+@dataclass
+class _Column:
+    """A column as codes into its distinct values (-1: null), so that every check runs once per distinct value."""
+    codes: np.ndarray  # int64, one per row
+    values: list  # the distinct non-null values, as text
+
+    @classmethod
+    def of(cls, table: pa.Table, name: str) -> _Column:
+        if name not in table.column_names:
+            return cls(np.full(table.num_rows, -1, dtype=np.int64), [])
+        array = table.column(name).combine_chunks()
+        if pa.types.is_dictionary(array.type):
+            array = array.dictionary_decode()
+        if pa.types.is_null(array.type):
+            return cls(np.full(len(array), -1, dtype=np.int64), [])
+        if pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or pa.types.is_fixed_size_list(array.type):
+            return cls._of_lists(array)
+        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+            try:
+                array = pc.cast(array, pa.large_string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                array = pa.array([_text(v) for v in array.to_pylist()], pa.large_string())
+        encoded = array.dictionary_encode()
+        return cls(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64),
+                   encoded.dictionary.to_pylist())
+
+    @classmethod
+    def _of_lists(cls, array: pa.Array) -> _Column:
+        """Lists (options, acceptable answers) as the JSON text of each distinct list, found by joining each list's
+        items with a control character no option text holds, beside its length."""
+        items = pc.cast(array, pa.list_(pa.string()))
+        key = pc.binary_join_element_wise(pc.cast(pc.list_value_length(items), pa.string()),
+                                          pc.binary_join(items, "\x1f"), "\x1e")
+        encoded = key.dictionary_encode()
+        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        present, firsts = np.unique(codes, return_index=True)
+        texts = [""] * len(encoded.dictionary)
+        for code, first in zip(present, firsts):
+            if code >= 0:
+                texts[code] = json.dumps(array[int(first)].as_py(), ensure_ascii=False)
+        return cls(codes, texts)
+
+    def rows_where(self, test) -> np.ndarray:
+        """Rows whose (non-null) value passes `test`."""
+        hits = np.fromiter((bool(test(v)) for v in self.values), dtype=bool, count=len(self.values))
+        return np.append(hits, False)[self.codes]
+
+    @property
+    def null(self) -> np.ndarray:
+        return self.codes < 0
+
+    def value_array(self) -> np.ndarray:
+        """The distinct values, with None last (index -1)."""
+        return np.array([*self.values, None], dtype=object)
+
+    def arrow(self, rows: np.ndarray) -> pa.Array:
+        """The values of the given rows as an Arrow text array."""
+        codes = self.codes[rows]
+        indices = pa.array(np.where(codes < 0, 0, codes).astype(np.int32), mask=codes < 0)
+        dictionary = pa.array(self.values or [""], pa.large_string())
+        return pa.DictionaryArray.from_arrays(indices, dictionary).dictionary_decode()
+
+
+def _derived(values: np.ndarray) -> _Column:
+    """A column computed per row (object array of text or None) as codes."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    return _Column(codes.astype(np.int64), list(uniques))
 
 
 def _text(value: Any) -> str | None:
@@ -237,31 +333,11 @@ def vlmevalkit_table(frame: pd.DataFrame, path: Path, model: str, dataset: str,
         "model": model, "benchmark": benchmark, "split": split, "subtask": _text_column(frame, columns[subtask_column]),
         "question_id": _text_column(frame, columns["index"]), "gold": answers,
         "response": _text_column(frame, columns["prediction"]), "options": options, "kind": kind,
-        "_line": frame["_line"].to_numpy(),
     })
     for name in ("answer_type", "precision"):
         if name in frame:
             table[name] = _text_column(frame, name)
     return table
-
-
-# ---------------------------------------------------------------------------------------------- rows
-class _Unplaceable:
-    """Per row of a file: why it cannot be placed (field, reason); the first reason found is kept."""
-
-    def __init__(self, n: int) -> None:
-        self.field = np.full(n, None, dtype=object)
-        self.reason = np.full(n, None, dtype=object)
-
-    def mark(self, rows: np.ndarray, field_name: str, reasons: Any) -> None:
-        """Mark the rows (a boolean mask) not marked yet, with one reason or one per row."""
-        fresh = rows & self.placed
-        self.field[fresh] = field_name
-        self.reason[fresh] = reasons if isinstance(reasons, str) else np.asarray(reasons, dtype=object)[fresh]
-
-    @property
-    def placed(self) -> np.ndarray:
-        return np.equal(self.field, None)
 
 
 # ---------------------------------------------------------------------------------------------- scoring
@@ -335,63 +411,112 @@ def _score_answer(benchmark: str, kind: str, options: list[str], gold: str | Non
 
 
 # ---------------------------------------------------------------------------------------------- one file
-def _check_columns(frame: pd.DataFrame, path: Path) -> None:
-    missing = [name for name in REQUIRED_COLUMNS if name not in frame]
-    if not any(name in frame for name in ANSWER_COLUMNS):
+class _Unplaceable:
+    """Per row: the first reason found why it cannot be placed (an index into `reasons`, -1: placeable)."""
+
+    def __init__(self, n: int) -> None:
+        self.reason = np.full(n, -1, dtype=np.int64)
+        self.reasons: list[tuple[str | None, str]] = []  # (field, detail)
+
+    def mark(self, rows: np.ndarray, field_name: str | None, detail: str) -> None:
+        fresh = rows & (self.reason < 0)
+        if fresh.any():
+            self.reason[fresh] = len(self.reasons)
+            self.reasons.append((field_name, detail))
+
+    @property
+    def placed(self) -> np.ndarray:
+        return self.reason < 0
+
+
+UNRESOLVED = "model matches no registry model"  # reported per file and name, not per row
+
+
+def _check_columns(table: pa.Table, path: Path) -> None:
+    names = set(table.column_names)
+    missing = [name for name in REQUIRED_COLUMNS if name not in names]
+    if not names & set(ANSWER_COLUMNS):
         missing.append("response or prediction")
     if missing:
         raise ImportFormatError(f"{path}: lacks the column(s) {missing} of a per-question table (required: "
                                 f"{', '.join(REQUIRED_COLUMNS)}, and response or prediction; docs/importing-outputs.md)")
 
 
-def _mask(values: np.ndarray, test) -> np.ndarray:
-    return np.fromiter((test(v) for v in values), dtype=bool, count=len(values))
+def _combined(*codes: np.ndarray) -> np.ndarray:
+    """One code per distinct combination of the given code columns (-1 counts as a value)."""
+    combined = np.zeros(len(codes[0]), dtype=np.int64)
+    for column in codes:
+        combined = pd.factorize(combined * (int(column.max(initial=-1)) + 2) + column + 1)[0]
+    return combined
 
 
-def _splits(benchmarks: np.ndarray, given: np.ndarray, bad: _Unplaceable) -> np.ndarray:
-    """Each row's split: given, else the only split of one of our benchmarks, else OTHER_SPLIT; a split that is
-    not one of ours for our benchmark, or none for MMMU (two splits), makes the row unplaceable."""
-    splits = given.copy()
-    absent = _mask(given, lambda v: v is None)
-    for label in {b for b in benchmarks if b}:
-        rows = benchmarks == label
+def _splits(benchmark: _Column, given: _Column, bad: _Unplaceable) -> _Column:
+    """Each row's split: given, else the only split of one of our benchmarks, else OTHER_SPLIT; for one of our
+    benchmarks a split not its own, or none for one of two splits (MMMU), makes the row unplaceable."""
+    pairs = _combined(benchmark.codes, given.codes)
+    present, firsts = np.unique(pairs, return_index=True)
+    per_pair = np.full(len(present), None, dtype=object)
+    benchmarks, splits = benchmark.value_array(), given.value_array()
+    for i, first in enumerate(firsts):
+        label, split = benchmarks[benchmark.codes[first]], splits[given.codes[first]]
         ours = _SPLITS_OF_OURS.get(label)
-        if ours is None:
-            splits[rows & absent] = OTHER_SPLIT
+        rows = pairs == present[i]
+        if label is None:
             continue
-        if len(ours) == 1:
-            splits[rows & absent] = ours[0]
+        if ours is None:
+            per_pair[i] = split or OTHER_SPLIT
+        elif split is None and len(ours) == 1:
+            per_pair[i] = ours[0]
+        elif split is None:
+            bad.mark(rows, "split", f"{label} has the splits {ours}: the row must name one")
+        elif split not in ours:
+            bad.mark(rows, "split", f"the split of {label} is one of {ours}, not {split!r}")
         else:
-            bad.mark(rows & absent, "split", f"{label} has the splits {ours}: the row must name one")
-        bad.mark(rows & ~absent & ~np.isin(given.astype(str), ours), "split", f"the split of {label} is one of {ours}")
-    return splits
+            per_pair[i] = split
+    lookup = np.empty(int(present.max(initial=-1)) + 1, dtype=np.int64)
+    lookup[present] = np.arange(len(present))
+    return _derived(per_pair[lookup[pairs]])
 
 
-def _models(names: np.ndarray, registry: Registry, bad: _Unplaceable) -> tuple[np.ndarray, dict[str, int]]:
-    """Registry keys per row, and the names no registry model has (with their placeable row counts)."""
-    keys = np.full(len(names), None, dtype=object)
-    unresolved = {}
-    for name in {v for v in names if v and v.strip()}:
-        rows = names == name
-        spec = registry.resolve(name)
-        if spec is None:
+def _kinds(kind: _Column, has_options: np.ndarray, bad: _Unplaceable) -> _Column:
+    """Each row's kind: given, else mcq when it has options; rows with neither, or an unknown kind, unplaceable."""
+    for value in kind.values:
+        if value not in KINDS:
+            bad.mark(kind.codes == kind.values.index(value), "kind", f"kind {value!r} is not one of {', '.join(KINDS)}")
+    bad.mark(kind.null & ~has_options, "kind", f"no options and no kind (one of {', '.join(KINDS)})")
+    rows = np.where(kind.null, np.where(has_options, MCQ, None), kind.value_array()[kind.codes]).astype(object)
+    derived = _derived(rows)
+    bad.mark(derived.rows_where(lambda v: v == MCQ) & ~has_options, "options", "a multiple-choice row without options")
+    return derived
+
+
+def _resolve(model: _Column, registry: Registry, bad: _Unplaceable) -> tuple[list, dict[str, int]]:
+    """The registry key of each distinct model name (None: unknown), and the unknown names' placeable row counts."""
+    keys, unresolved = [], {}
+    for code, name in enumerate(model.values):
+        spec = registry.resolve(name) if name.strip() else None
+        keys.append(spec.key if spec else None)
+        if spec is None and name.strip():
+            rows = model.codes == code
             unresolved[name] = int((rows & bad.placed).sum())
             bad.mark(rows, "model", UNRESOLVED)
-        else:
-            keys[rows] = spec.key
     return keys, unresolved
 
 
-UNRESOLVED = "model matches no registry model"  # reported per file and name, not per row
-
-
-def _score_distinct(answer: pd.DataFrame, parsed_options: dict, has_response: bool) -> tuple[np.ndarray, list]:
-    """(group of each row, the _Scored of each group): every distinct answer scored once."""
-    group = answer.groupby(list(answer.columns), dropna=False, sort=False).ngroup().to_numpy()
-    firsts = np.unique(group, return_index=True)[1]
-    work = [(row.benchmark, row.kind, parsed_options[_none(row.options)][0], _none(row.gold), _none(row.answer_type),
-             None if _none(row.precision) is None else int(float(row.precision)), _none(row.response),
-             _none(row.prediction), has_response) for row in answer.iloc[firsts].itertuples(index=False)]
+def _score_distinct(columns: dict[str, _Column], kind: _Column, options: list, rows: np.ndarray,
+                    has_response: bool) -> tuple[np.ndarray, list]:
+    """(group of each of `rows`, the _Scored of each group): every distinct answer scored once."""
+    names = ("benchmark", "gold", "answer_type", "precision", "response", "prediction")
+    group = _combined(*(columns[name].codes[rows] for name in names), kind.codes[rows], columns["options"].codes[rows])
+    present, firsts = np.unique(group, return_index=True)
+    values = {name: columns[name].value_array() for name in names}
+    kinds = kind.value_array()
+    work = []
+    for first in rows[firsts]:
+        cell = {name: values[name][columns[name].codes[first]] for name in names}
+        precision = _precision_of(cell["precision"])[0]
+        work.append((cell["benchmark"], kinds[kind.codes[first]], options[columns["options"].codes[first]] or [],
+                     cell["gold"], cell["answer_type"], precision, cell["response"], cell["prediction"], has_response))
     workers = _workers(len(work))
     if workers == 1:
         return group, [_score_answer(*item) for item in work]
@@ -410,90 +535,6 @@ def _workers(answers: int) -> int:
     return max(1, min(len(os.sched_getaffinity(0)), answers // (PARALLEL_MIN_ANSWERS // 2)))
 
 
-def _place(frame: pd.DataFrame, path: Path, order: int, task: str, registry: Registry, problems: Problems
-           ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The placeable rows of one table-format frame, scored, in table columns (plus `_key`, `_name`), and the
-    model names the registry does not know (with their row counts); every other unplaceable row is reported."""
-    _check_columns(frame, path)
-    bad = _Unplaceable(len(frame))
-    text = {name: _text_column(frame, name) for name in TABLE_FIELDS if name != "options"}
-    if path.suffix.lower() in TEXT_CELL_SUFFIXES and "response" in frame:
-        # a CSV cell cannot tell an empty response from a missing one: without a prediction it is the empty response
-        text["response"][_mask(text["response"], lambda v: v is None) & _mask(text["prediction"], lambda v: v is None)] = ""
-    for name in ("model", "benchmark", "subtask", "question_id"):
-        bad.mark(_mask(text[name], lambda v: v is None or not v.strip()), name, f"no {name}")
-    benchmarks = text["benchmark"]
-    for label in {b for b in benchmarks if b}:
-        problem = imported_benchmark_problem(label)
-        if problem is not None:
-            bad.mark(benchmarks == label, "benchmark", problem.replace("per_question field 'benchmark'", "benchmark"))
-    splits = _splits(benchmarks, text["split"], bad)
-    variants = np.where(_mask(text["variant"], lambda v: v is None), DEFAULT_VARIANT, text["variant"]).astype(object)
-    # options (parsed once per distinct cell), kind and precision
-    cells = frame["options"].to_numpy(dtype=object) if "options" in frame else np.full(len(frame), None, dtype=object)
-    options = np.array([_text(v) for v in cells], dtype=object)
-    parsed_options = {}
-    for value, cell in zip(options, cells):
-        if value not in parsed_options:
-            parsed_options[value] = _options_of(cell)
-    options_problem = np.array([parsed_options[v][1] for v in options], dtype=object)
-    bad.mark(~np.equal(options_problem, None), "options", options_problem)
-    has_options = _mask(options, lambda v: bool(parsed_options[v][0]))
-    kinds = text["kind"].copy()
-    no_kind = _mask(kinds, lambda v: v is None)
-    kinds[no_kind & has_options] = MCQ
-    bad.mark(no_kind & ~has_options, "kind", f"no options and no kind (one of {', '.join(KINDS)})")
-    bad.mark(~np.isin(kinds.astype(str), KINDS), "kind", [f"kind {k!r} is not one of {', '.join(KINDS)}" for k in kinds])
-    bad.mark((kinds == MCQ) & ~has_options, "options", "a multiple-choice row without options")
-    precision_problem = np.array([_precision_of(v)[1] for v in text["precision"]], dtype=object)
-    bad.mark(~np.equal(precision_problem, None), "precision", precision_problem)
-    keys, unresolved = _models(text["model"], registry, bad)
-    # score each distinct answer once
-    placed = np.flatnonzero(bad.placed)
-    answer = pd.DataFrame({"benchmark": benchmarks, "kind": kinds, "options": options, "gold": text["gold"],
-                           "answer_type": text["answer_type"], "precision": text["precision"],
-                           "response": text["response"], "prediction": text["prediction"]}).iloc[placed]
-    group, scored = _score_distinct(answer, parsed_options, "response" in frame)
-    unscorable = np.array([s.problem is not None for s in scored], dtype=bool)
-    rows_unscorable = unscorable[group] if len(group) else np.zeros(0, dtype=bool)
-    for index, g in zip(placed[rows_unscorable], group[rows_unscorable]):
-        bad.mark(np.arange(len(frame)) == index, *scored[g].problem)
-    lines = frame["_line"].to_numpy()
-    for index in np.flatnonzero(~bad.placed):
-        if bad.reason[index] != UNRESOLVED:
-            problems.add(order, "unplaceable_row", path, int(lines[index]), bad.field[index], bad.reason[index],
-                         text["model"][index], benchmarks[index])
-    kept, group = placed[~rows_unscorable], group[~rows_unscorable]
-    rows = pd.DataFrame({
-        "_key": keys[kept], "_name": text["model"][kept], "benchmark": benchmarks[kept], "split": splits[kept],
-        "subtask": text["subtask"][kept], "question_id": text["question_id"][kept], "variant": variants[kept],
-        "gold": text["gold"][kept], "response": text["response"][kept], "kind": kinds[kept], "task": task,
-        "source_file": str(path), "source_line": lines[kept].astype(np.int32), "_order": order,
-    })
-    fields = [s.fields for s in scored]
-    _validate_outcomes(fields, rows, group)
-    group_options = [parsed_options[_none(v)][0] for v in answer["options"].to_numpy(dtype=object)[
-        np.unique(group, return_index=True)[1]]] if len(group) else []
-    per_group = {name: [None if f is None else f.get(name) for f in fields]
-                 for name in ("prediction", "correct", "match", *PROMOTED_FIELDS) if name != "kind"}
-    per_group["extra"] = [None if f is None else _extra(f, o) for f, o in zip(fields, _options_per_group(
-        fields, group, group_options))]
-    for name, values in per_group.items():
-        rows[name] = np.array(values, dtype=object)[group] if len(group) else np.array([], dtype=object)
-    return rows, unresolved
-
-
-def _options_per_group(fields: list, group: np.ndarray, group_options: list) -> list:
-    """The options of each group, None for groups no kept row belongs to."""
-    present = np.unique(group)
-    by_group = dict(zip(present, group_options))
-    return [by_group.get(g, []) for g in range(len(fields))]
-
-
-def _none(value: Any) -> Any:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
 def _extra(fields: dict, options: list[str]) -> str | None:
     """The row's `extra`, as lines.py composes it from a record: the fields outside the contract's and the
     promoted ones (abstain_reason, judge fields, ...), and the options shown."""
@@ -503,32 +544,171 @@ def _extra(fields: dict, options: list[str]) -> str | None:
     return encode_json(extra).decode() if extra else None
 
 
-def _validate_outcomes(fields: list, rows: pd.DataFrame, group: np.ndarray) -> None:
+def _category(codes: np.ndarray, values: list, order=()) -> pd.Categorical:
+    """Codes into `values` (-1: null) as a categorical ordered as ingestion orders that column."""
+    ordered = _categorical(values, order)
+    position = np.append(pd.Index(ordered.categories).get_indexer(values), -1)
+    return pd.Categorical.from_codes(position[codes], categories=ordered.categories)
+
+
+def _text_series(array: pa.Array) -> pd.Series:
+    return pa.table({"v": array}).to_pandas(types_mapper=lambda t: TEXT if t == pa.large_string() else None)["v"]
+
+
+def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str, registry: Registry,
+           problems: Problems) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The placeable rows of one table-format file, scored, as a table of TABLE_COLUMNS (plus `_name`), and the
+    model names the registry does not know (with their row counts); every other unplaceable row is reported."""
+    _check_columns(table, path)
+    n = table.num_rows
+    bad = _Unplaceable(n)
+    columns = {name: _Column.of(table, name) for name in TABLE_FIELDS}
+    if path.suffix.lower() in TEXT_CELL_SUFFIXES and "response" in table.column_names:
+        # a CSV cell cannot tell an empty response from a missing one: without a prediction it is the empty response
+        response = columns["response"]
+        empty = response.null & columns["prediction"].null
+        if empty.any():
+            if "" not in response.values:
+                response.values.append("")
+            response.codes = np.where(empty, response.values.index(""), response.codes)
+    for name in ("model", "benchmark", "subtask", "question_id"):
+        bad.mark(columns[name].null | columns[name].rows_where(lambda v: not v.strip()), name, f"no {name}")
+    for code, label in enumerate(columns["benchmark"].values):
+        problem = imported_benchmark_problem(label) if label.strip() else None
+        if problem is not None:
+            bad.mark(columns["benchmark"].codes == code, "benchmark",
+                     problem.replace("per_question field 'benchmark'", "benchmark"))
+    split = _splits(columns["benchmark"], columns["split"], bad)
+    variant = columns["variant"]
+    variant = _derived(np.where(variant.null, DEFAULT_VARIANT, variant.value_array()[variant.codes]).astype(object))
+    parsed = [_options_of(value) for value in columns["options"].values]
+    for code, (_, problem) in enumerate(parsed):
+        if problem is not None:
+            bad.mark(columns["options"].codes == code, "options", problem)
+    options = [value for value, _ in parsed]
+    has_options = np.append(np.array([bool(o) for o in options], dtype=bool), False)[columns["options"].codes]
+    kind = _kinds(columns["kind"], has_options, bad)
+    for code, value in enumerate(columns["precision"].values):
+        if _precision_of(value)[1] is not None:
+            bad.mark(columns["precision"].codes == code, "precision", _precision_of(value)[1])
+    keys, unresolved = _resolve(columns["model"], registry, bad)
+    # score each distinct answer once; an answer that cannot be scored makes its rows unplaceable
+    placed = np.flatnonzero(bad.placed)
+    group, scored = _score_distinct(columns, kind, options, placed, "response" in table.column_names)
+    for g, outcome in enumerate(scored):
+        if outcome.problem is not None:
+            bad.mark(np.isin(np.arange(n), placed[group == g]), *outcome.problem)
+    for index in np.flatnonzero(~bad.placed):
+        field_name, detail = bad.reasons[bad.reason[index]]
+        if detail != UNRESOLVED:
+            model, benchmark = (columns[name].value_array()[columns[name].codes[index]] for name in ("model", "benchmark"))
+            problems.add(order, "unplaceable_row", path, int(lines[index]), field_name, detail, model, benchmark)
+    kept_in_placed = bad.placed[placed]
+    kept, group = placed[kept_in_placed], group[kept_in_placed]
+    kept, group = _first_of_each_key(kept, group, columns, keys, split, variant, lines, path, order, problems)
+    return _file_table(kept, group, scored, columns, keys, split, variant, kind, options, lines, path, task,
+                       registry), unresolved
+
+
+def _first_of_each_key(kept, group, columns, keys, split, variant, lines, path, order, problems):
+    """The first row of each (model, benchmark, split, variant, question_id) in the file; later ones reported."""
+    key_of_name = np.array([*keys, None], dtype=object)
+    model = _derived(key_of_name[columns["model"].codes[kept]])
+    codes = _combined(model.codes, columns["benchmark"].codes[kept], split.codes[kept], variant.codes[kept],
+                      columns["question_id"].codes[kept])
+    first = np.zeros(len(kept), dtype=bool)
+    first[np.unique(codes, return_index=True)[1]] = True
+    for index in kept[~first]:
+        question_id = columns["question_id"].value_array()[columns["question_id"].codes[index]]
+        benchmark = columns["benchmark"].value_array()[columns["benchmark"].codes[index]]
+        model_key = key_of_name[columns["model"].codes[index]]
+        problems.add(order, "duplicate", path, int(lines[index]), "question_id",
+                     f"a second row of (model {model_key!r}, {benchmark}, question_id {question_id!r}) in this file; "
+                     "the first is kept", model_key, benchmark)
+    return kept[first], group[first]
+
+
+def _file_table(kept, group, scored, columns, keys, split, variant, kind, options, lines, path, task, registry
+                ) -> pd.DataFrame:
+    """The kept rows in TABLE_COLUMNS, with ingestion's dtypes and category orders, plus `_name`."""
+    _validate_outcomes(kept, group, scored, columns, split, variant)
+    model_order = [spec.key for family in registry.families for spec in registry.family_order(family)]
+    key_of_name = np.array([*keys, None], dtype=object)
+    model = _derived(key_of_name[columns["model"].codes[kept]])
+    specs = [registry.get(key) for key in model.values]
+    frame = pd.DataFrame({"model": _category(model.codes, model.values, model_order)})
+    for name, order in (("family", registry.families), ("size", [registry.get(k).size for k in model_order]),
+                        ("encoder_tier", ())):
+        per_model = _derived(np.array([getattr(spec, name) for spec in specs], dtype=object)[model.codes])
+        frame[name] = _category(per_model.codes, per_model.values, order)
+    for name, dtype in (("total_params", np.int64), ("active_params", np.int64), ("moe", bool)):
+        frame[name] = np.array([getattr(spec, name) for spec in specs], dtype=dtype)[model.codes]
+    for name, column, order in (("benchmark", columns["benchmark"], BENCHMARKS), ("split", split, SPLITS),
+                                ("subtask", columns["subtask"], ()), ("variant", variant, ())):
+        frame[name] = _category(column.codes[kept], column.values, order)
+    frame["question_id"] = _text_series(columns["question_id"].arrow(kept))
+    frame["variant"] = frame.pop("variant")
+    frame["gold"] = _text_series(columns["gold"].arrow(kept))
+    frame["response"] = _text_series(columns["response"].arrow(kept))
+    fields = [s.fields or {} for s in scored]
+    present, firsts = np.unique(group, return_index=True)
+    options_of_group = {g: options[columns["options"].codes[kept[f]]] or [] for g, f in zip(present, firsts)}
+    per_group = {
+        "prediction": [f.get("prediction") for f in fields],
+        "correct": [f.get("correct") for f in fields],
+        "match": [f.get("match") for f in fields],
+        **{name: [f.get(name) for f in fields] for name in PROMOTED_FIELDS if name != "kind"},
+        "extra": [_extra(f, options_of_group.get(g, [])) if g in options_of_group else None
+                  for g, f in enumerate(fields)],
+    }
+    frame["prediction"] = _text_series(pa.array(per_group["prediction"], pa.large_string()).take(group))
+    correct = np.array([c is True for c in per_group["correct"]], dtype=bool)[group]
+    unknown = np.array([c is None for c in per_group["correct"]], dtype=bool)[group]
+    frame["correct"] = pd.arrays.BooleanArray(correct, unknown)
+    match = _derived(np.array(per_group["match"], dtype=object)[group])
+    frame["match"] = _category(match.codes, match.values, MATCH_KINDS)
+    for name in PROMOTED_FIELDS:
+        if name == "kind":
+            frame["kind"] = _category(kind.codes[kept], kind.values)
+        else:
+            promoted = _derived(np.array(per_group[name], dtype=object)[group])
+            frame[name] = _category(promoted.codes, promoted.values)
+    frame["extra"] = _text_series(pa.array(per_group["extra"], pa.large_string()).take(group))
+    frame["task"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[task])
+    frame["doc_id"] = pd.arrays.IntegerArray(np.zeros(len(kept), dtype=np.int64), np.ones(len(kept), dtype=bool))
+    frame["source_file"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[str(path)])
+    frame["source_line"] = lines[kept].astype(np.int32)
+    table = frame[TABLE_COLUMNS]
+    table.insert(len(TABLE_COLUMNS), "_name", _category(columns["model"].codes[kept], columns["model"].values))
+    return table
+
+
+def _validate_outcomes(kept, group, scored, columns, split, variant) -> None:
     """Each distinct outcome, with the question fields of its first kept row, against the record contract."""
-    if not len(group):
-        return
-    present, first_rows = np.unique(group, return_index=True)
-    for g, index in zip(present, first_rows):
-        row = rows.iloc[index]
-        record = {"benchmark": row["benchmark"], "split": row["split"], "subtask": row["subtask"],
-                  "question_id": row["question_id"], "variant": row["variant"], "gold": row["gold"], **fields[g]}
+    present, firsts = np.unique(group, return_index=True)
+    for g, first in zip(present, kept[firsts]):
+        cell = {name: columns[name].value_array()[columns[name].codes[first]]
+                for name in ("benchmark", "subtask", "question_id", "gold")}
+        record = {**cell, "split": split.value_array()[split.codes[first]],
+                  "variant": variant.value_array()[variant.codes[first]], **scored[g].fields}
         try:
             validate_record(record, imported=True)
         except RecordError as error:  # the scoring core wrote a record the contract refuses: a bug, not bad input
-            raise AssertionError(f"{row['source_file']}:{row['source_line']}: scored record breaks the contract: "
-                                 f"{error}") from None
+            raise AssertionError(f"row {first}: scored record breaks the contract: {error}") from None
 
 
 # ---------------------------------------------------------------------------------------------- import
-def _table_of(source: ImportSource, order: int, problems: Problems) -> tuple[pd.DataFrame, str]:
-    """The table-format frame of a source and its task label (the VLMEvalKit dataset, or "imported")."""
-    frame, bad_lines = read_file(source.path)
+def _table_of(source: ImportSource, order: int, problems: Problems) -> tuple[pa.Table, np.ndarray, str, int]:
+    """The table-format rows of a source, where each is in its file, its task label (the VLMEvalKit dataset, or
+    "imported") and the number of its lines that hold no row (reported)."""
+    table, lines, bad_lines = read_file(source.path)
     for line, reason in bad_lines:
         problems.add(order, "unplaceable_row", source.path, line, None, reason)
     if source.harness == "vlmevalkit":
         model, dataset = split_vlmevalkit_name(source.path, source.dataset)
-        return vlmevalkit_table(frame, source.path, model, dataset, source.subtask_column), dataset
-    return frame, "imported"
+        frame = vlmevalkit_table(table.to_pandas(), source.path, model, dataset, source.subtask_column)
+        return pa.Table.from_pandas(frame, preserve_index=False), lines, dataset, len(bad_lines)
+    return table, lines, "imported", len(bad_lines)
 
 
 def _unresolved_message(unresolved: dict) -> str:
@@ -541,25 +721,15 @@ def _unresolved_message(unresolved: dict) -> str:
     return "\n".join(lines)
 
 
-def _drop_duplicates(rows: pd.DataFrame, problems: Problems) -> pd.DataFrame:
-    """The first row of each ROW_KEY in a file (later ones reported); the same key in two files is an error."""
-    keyed = rows.assign(model=rows["_key"])
-    later = keyed.duplicated(["source_file", *ROW_KEY], keep="first").to_numpy()
-    for row in keyed[later].to_dict("records"):
-        problems.add(row["_order"], "duplicate", row["source_file"], row["source_line"], "question_id",
-                     f"a second row of (model {row['model']!r}, {row['benchmark']} {row['split']} {row['variant']}, "
-                     f"question_id {row['question_id']!r}) in this file; the first is kept", row["model"],
-                     row["benchmark"])
-    keyed = keyed[~later]
-    across = keyed[keyed.duplicated(ROW_KEY, keep=False)]
-    if len(across):
-        first = across.iloc[0]
-        files = sorted(set(across["source_file"]))
-        raise DuplicateRunsError(f"{len(across)} rows of the same (model, benchmark, split, variant, question_id) are "
-                                 f"in {len(files)} imported files ({', '.join(files[:3])}), e.g. {first['model']} "
+def _refuse_keys_in_two_files(table: pd.DataFrame) -> None:
+    clash = table.duplicated(ROW_KEY, keep=False)
+    if clash.any():
+        first = table[clash].iloc[0]
+        files = sorted(set(table.loc[clash, "source_file"].astype(str)))
+        raise DuplicateRunsError(f"{int(clash.sum())} rows of the same (model, benchmark, split, variant, question_id) "
+                                 f"are in {len(files)} imported files ({', '.join(files[:3])}), e.g. {first['model']} "
                                  f"{first['benchmark']} question_id {first['question_id']!r}: imported files carry no "
                                  "timestamps to choose by; keep one of each")
-    return rows[~later].reset_index(drop=True)
 
 
 def import_outputs(sources: list[ImportSource], registry: Registry, model_overrides: dict[str, str] | None = None,
@@ -571,59 +741,47 @@ def import_outputs(sources: list[ImportSource], registry: Registry, model_overri
         registry = registry.with_overrides(model_overrides)
     problems = Problems()
     unresolved: dict[tuple[str, str], int] = {}
-    parts, lines_read = [], 0
+    parts, runs, lines_read = [], [], 0
     for order, source in enumerate(sources):
-        frame, task = _table_of(source, order, problems)
-        lines_read += len(frame)
-        rows, names = _place(frame, source.path, order, task, registry, problems)
-        parts.append(rows.assign(_harness=source.harness))
-        unresolved.update({(str(source.path), name): n for name, n in names.items()})
+        table, lines, task, bad_lines = _table_of(source, order, problems)
+        lines_read += len(lines) + bad_lines
+        part, names = _place(table, lines, source.path, order, task, registry, problems)
+        unresolved.update({(str(source.path), name): count for name, count in names.items()})
+        runs.append(_runs_of(part, source.harness))
+        parts.append(part.drop(columns="_name"))
     if unresolved and strict:
         raise UnresolvedModelError(_unresolved_message(unresolved))
-    for (file, name), n in sorted(unresolved.items()):
+    for (file, name), count in sorted(unresolved.items()):
         problems.add(-1, "unresolved_model", file, None, "model",
-                     f"model {name!r} matches no registry model; {n} rows not imported (--extra-models describes it)",
-                     name)
-    rows = _drop_duplicates(pd.concat(parts, ignore_index=True), problems) if parts else None
+                     f"model {name!r} matches no registry model; {count} rows not imported (--extra-models describes "
+                     "it)", name)
     result = empty_result()
-    if rows is not None and len(rows):
-        result.table = _finish(rows, registry)
-        result.runs = _runs_frame(rows)
+    if len(parts) == 1:
+        result.table = parts[0]
+    elif parts:
+        table = pd.concat([p.astype({c: object for c in p.columns if isinstance(p[c].dtype, pd.CategoricalDtype)})
+                           for p in parts], ignore_index=True)
+        result.table = order_table_categories(table, registry)
+        _refuse_keys_in_two_files(result.table)
+    if runs:
+        result.runs = pd.concat(runs, ignore_index=True)
     result.problems = problems.frame()
     kinds = problems.counts()
-    result.counts.update({"import_files": len(sources), "imported_rows": len(result.table),
-                          "rows": len(result.table), "lines_read": lines_read,
-                          "lines_skipped": lines_read - len(result.table), **{k: kinds[k] for k in kinds}})
+    result.counts.update({"import_files": len(sources), "imported_rows": len(result.table), "rows": len(result.table),
+                          "lines_read": lines_read, "lines_skipped": lines_read - len(result.table),
+                          **{kind: kinds[kind] for kind in kinds}})
     return result
 
 
-def _finish(rows: pd.DataFrame, registry: Registry) -> pd.DataFrame:
-    """TABLE_COLUMNS: the registry's model columns per row, the dtypes ingestion gives them."""
-    keys = rows["_key"]
-    specs = {key: registry.get(key) for key in keys.unique()}
-    table = pd.DataFrame({"model": keys.to_numpy()})
-    for column in ("family", "size", "encoder_tier", "total_params", "active_params", "moe"):
-        table[column] = keys.map({key: getattr(spec, column) for key, spec in specs.items()}).to_numpy()
-    for column in TABLE_COLUMNS:
-        if column not in table:
-            table[column] = rows[column].to_numpy() if column in rows else None
-    table = table.astype({"total_params": "int64", "active_params": "int64", "moe": "bool"})
-    table["correct"] = pd.array(table["correct"].to_numpy(dtype=object), dtype="boolean")
-    table["doc_id"] = pd.array(table["doc_id"].to_numpy(dtype=object), dtype="Int64")
-    table["source_line"] = table["source_line"].astype(np.int32)
-    for column in ("question_id", "gold", "response", "prediction", "extra"):
-        table[column] = table[column].astype(object).astype(TEXT)
-    return order_table_categories(table[TABLE_COLUMNS], registry)
-
-
-def _runs_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per imported file and model, in the runs frame's columns."""
+def _runs_of(part: pd.DataFrame, harness: str) -> pd.DataFrame:
+    """One runs-frame row per model (and its name in the file) of one imported file."""
     records = [{
-        "results_file": file, "timestamp": None, "model": key, "model_path": name, "lmms_eval_model": None,
-        "lmms_eval_version": None, "tasks": ",".join(sorted(set(part["task"]))), "n_samples_files": 1,
-        "n_lines": len(part), "n_rows": len(part), "n_skipped": 0, "status": f"imported: {harness}", "detail": None,
+        "results_file": str(file), "timestamp": None, "model": str(key), "model_path": str(name),
+        "lmms_eval_model": None, "lmms_eval_version": None, "tasks": str(task), "n_samples_files": 1,
+        "n_lines": int(count), "n_rows": int(count), "n_skipped": 0, "status": f"imported: {harness}", "detail": None,
         "elapsed_s": float("nan"),
-    } for (file, key, name, harness), part in rows.groupby(["source_file", "_key", "_name", "_harness"], sort=True)]
+    } for (file, key, name, task), count in part.groupby(["source_file", "model", "_name", "task"], observed=True,
+                                                         sort=True).size().items()]
     return pd.DataFrame(records, columns=RUNS_COLUMNS).astype(
         {"n_samples_files": "int64", "n_lines": "int64", "n_rows": "int64", "n_skipped": "int64",
          "elapsed_s": "float64"})
