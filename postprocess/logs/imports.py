@@ -37,6 +37,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,20 +117,22 @@ def _text_table(rows: list[dict]) -> pa.Table:
     return pa.table({name: pa.array([_text(row.get(name)) for row in rows], pa.large_string()) for name in names})
 
 
+_BLANK_LINE = re.compile(rb"(?:^|\n)[ \t\r]*(?:\n|$)")
+
+
 def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
     """A JSONL file's rows, their line numbers and the lines that hold no row: Arrow's reader when every line is a
     row of consistent types, else line by line (each bad line reported)."""
     data = path.read_bytes()
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    if all(line.strip() for line in lines):
+    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    if data and not _BLANK_LINE.search(data):
         try:
             table = pyarrow.json.read_json(path)
-            if table.num_rows == len(lines):
-                return table, np.arange(1, len(lines) + 1, dtype=np.int64), []
+            if table.num_rows == n_lines:
+                return table, np.arange(1, n_lines + 1, dtype=np.int64), []
         except (pa.ArrowInvalid, ValueError):
             pass
+    lines = data.split(b"\n")
     rows, numbers, bad = [], [], []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
