@@ -420,12 +420,18 @@ class _Unplaceable:
     def __init__(self, n: int) -> None:
         self.reason = np.full(n, -1, dtype=np.int64)
         self.reasons: list[tuple[str | None, str]] = []  # (field, detail)
+        self._ids: dict[tuple[str | None, str], int] = {}
+
+    def reason_id(self, field_name: str | None, detail: str) -> int:
+        if (field_name, detail) not in self._ids:
+            self._ids[(field_name, detail)] = len(self.reasons)
+            self.reasons.append((field_name, detail))
+        return self._ids[(field_name, detail)]
 
     def mark(self, rows: np.ndarray, field_name: str | None, detail: str) -> None:
         fresh = rows & (self.reason < 0)
         if fresh.any():
-            self.reason[fresh] = len(self.reasons)
-            self.reasons.append((field_name, detail))
+            self.reason[fresh] = self.reason_id(field_name, detail)
 
     @property
     def placed(self) -> np.ndarray:
@@ -598,9 +604,10 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
     # score each distinct answer once; an answer that cannot be scored makes its rows unplaceable
     placed = np.flatnonzero(bad.placed)
     group, scored = _score_distinct(columns, kind, options, placed, "response" in table.column_names)
-    for g, outcome in enumerate(scored):
-        if outcome.problem is not None:
-            bad.mark(np.isin(np.arange(n), placed[group == g]), *outcome.problem)
+    problem_of_group = np.array([-1 if o.problem is None else bad.reason_id(*o.problem) for o in scored], dtype=np.int64)
+    if len(group):
+        problem = problem_of_group[group]
+        bad.reason[placed[problem >= 0]] = problem[problem >= 0]
     for index in np.flatnonzero(~bad.placed):
         field_name, detail = bad.reasons[bad.reason[index]]
         if detail != UNRESOLVED:
