@@ -298,3 +298,11 @@ def test_adjudicate_says_it_leaves_imported_answers_alone(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "2 unparsed answers of imported files are not adjudicated" in captured.err
     assert "nothing to adjudicate" in captured.out
+
+
+def test_jsonl_rows_keep_their_line_numbers_across_blank_lines(tmp_path, registry):
+    path = write_table(tmp_path / "t.jsonl", table_rows(n=3))
+    first, *rest = path.read_text().splitlines(keepends=True)
+    path.write_text(first + "\n   \n" + "".join(rest))
+    result = imported([path], registry)
+    assert list(result.table["source_line"]) == [1, 4, 5] and result.problems.empty
