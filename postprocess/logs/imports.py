@@ -28,6 +28,10 @@ response (abstain reason `empty`): those formats cannot tell an empty text from 
 
 `source_line` is where a row is in its file as a person finds it: the spreadsheet row for CSV, TSV and xlsx
 (the header is row 1), the line for JSONL, the 1-based row position for Parquet.
+
+Speed (perf/bench_import.py): files are read with Arrow, every column becomes codes into its distinct values
+(_Column), each check runs once per distinct value and the table is built from the codes; scoring forks one
+process per core when there are thousands of distinct answers (the extraction rules cost ~0.5 ms per text).
 """
 
 from __future__ import annotations
@@ -684,6 +688,10 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
     frame["doc_id"] = pd.arrays.IntegerArray(np.zeros(len(kept), dtype=np.int64), np.ones(len(kept), dtype=bool))
     frame["source_file"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[str(path)])
     frame["source_line"] = lines[kept].astype(np.int32)
+    for name in TABLE_COLUMNS:  # a record field the table gains as a column of its own (outcome fields only)
+        if name not in frame:
+            values = _derived(np.array([f.get(name) for f in fields], dtype=object)[group])
+            frame[name] = _category(values.codes, values.values)
     table = frame[TABLE_COLUMNS]
     table.insert(len(TABLE_COLUMNS), "_name", _category(columns["model"].codes[kept], columns["model"].values))
     return table
