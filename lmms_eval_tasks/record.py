@@ -60,7 +60,32 @@ REQUIRED_FIELDS: dict[str, tuple] = {
     "match": (str,),
 }
 OPTIONAL_FIELDS: dict[str, tuple] = {"response": (str,)}  # in records written before the response rule above
-RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")  # where a line holds the response, in the order read
+RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")
+# Records imported from another harness or a saved table (postprocess/logs/imports.py) may name a benchmark outside
+# BENCHMARKS (M3CoT, a VLMEvalKit dataset that is not one of the paper's): validate_record(record, imported=True)
+# accepts any non-empty label except one of ours spelled differently (its canonical form equals one of ours), so
+# "mmbench" is refused rather than analysed as a tenth benchmark. Samples lines of our own tasks stay held to
+# BENCHMARKS; tables order the other labels after the paper's (postprocess/order.py).
+
+
+def canonical_benchmark(label: str) -> str:
+    """A benchmark label without case, spaces or punctuation: what two spellings of one benchmark share."""
+    return "".join(character for character in label.casefold() if character.isalnum())
+
+
+_CANONICAL_BENCHMARKS = {canonical_benchmark(name): name for name in BENCHMARKS}
+
+
+def imported_benchmark_problem(label: str) -> str | None:
+    """Why an imported record may not carry this benchmark label (None: it may)."""
+    if label in BENCHMARKS:
+        return None
+    if not label.strip():
+        return "per_question field 'benchmark' is empty"
+    ours = _CANONICAL_BENCHMARKS.get(canonical_benchmark(label))
+    if ours is not None:
+        return f"per_question field 'benchmark' is {label!r}: write the paper's benchmark as {ours!r}"
+    return None  # where a line holds the response, in the order read
 
 
 def line_response(line: dict) -> str | None:
@@ -83,8 +108,9 @@ class RecordError(ValueError):
     """A per-question record that breaks the contract; the message names the field."""
 
 
-def validate_record(record: Any) -> dict:
-    """Return the record if it satisfies the contract, else raise RecordError naming the field."""
+def validate_record(record: Any, imported: bool = False) -> dict:
+    """Return the record if it satisfies the contract, else raise RecordError naming the field. `imported`: the
+    record was imported, not written by our tasks: its benchmark may lie outside BENCHMARKS (rule above)."""
     if not isinstance(record, dict):
         raise RecordError(f"per_question must be an object, got {type(record).__name__}")
     for field, types in REQUIRED_FIELDS.items():
@@ -101,7 +127,11 @@ def validate_record(record: Any) -> dict:
                 f"per_question field '{field}' has type {type(record[field]).__name__}, "
                 f"expected one of {[t.__name__ for t in types]}"
             )
-    if record["benchmark"] not in BENCHMARKS:
+    if imported:
+        problem = imported_benchmark_problem(record["benchmark"])
+        if problem is not None:
+            raise RecordError(problem)
+    elif record["benchmark"] not in BENCHMARKS:
         raise RecordError(f"per_question field 'benchmark' is {record['benchmark']!r}, not one of {BENCHMARKS}")
     if record["match"] not in MATCH_KINDS:
         raise RecordError(f"per_question field 'match' is {record['match']!r}, not one of {MATCH_KINDS}")

@@ -162,6 +162,36 @@ def score(question: Question, response: str, images: Images = _no_images) -> Out
     return Outcome(extraction.prediction, correct, match, extraction.rule, reason, judgement)
 
 
+IMPORTED_PREDICTION_RULE = "imported_prediction"  # the rule of an answer extracted elsewhere (score_prediction)
+_ANSWER_MATCH = {MCQ: "letter", YES_NO: "yes_no", NUMERIC: "numeric"}  # open answers: "exact"
+
+
+def prediction_problem(question: Question, prediction: str) -> str | None:
+    """Why an answer extracted elsewhere is not in the question's answer form (None: it is)."""
+    if question.kind == MCQ and prediction not in question.letters:
+        return f"prediction {prediction!r} is not one of the option letters {''.join(question.letters)}"
+    if question.kind == YES_NO and prediction not in ("Yes", "No"):
+        return f"prediction {prediction!r} is not Yes or No"
+    if question.kind == NUMERIC and question.answer_type in ("integer", "float") and parse_number(prediction) is None:
+        return f"prediction {prediction!r} is not a number"
+    return None
+
+
+def score_prediction(question: Question, prediction: str | None) -> Outcome:
+    """The outcome of an answer another tool already extracted (an imported table's `prediction`), matched by the
+    same rules as an extracted one; None is no answer (match "none", scored wrong, no abstain reason: why is not
+    known). ValueError (prediction_problem) for one not in the question's answer form."""
+    if prediction is None:
+        return Outcome(None, None if question.gold is None else False, "none", IMPORTED_PREDICTION_RULE)
+    problem = prediction_problem(question, prediction)
+    if problem is not None:
+        raise ValueError(problem)
+    if question.gold is None:
+        return Outcome(prediction, None, _ANSWER_MATCH.get(question.kind, "exact"), IMPORTED_PREDICTION_RULE)
+    correct, match = is_correct(question, prediction)
+    return Outcome(prediction, correct, match, IMPORTED_PREDICTION_RULE)
+
+
 def judge_fields(judgement: Judgement) -> dict:
     """The record's judge_* fields (record.py) of a judgement."""
     return {"judge": judgement.judge, "judge_model": judgement.model, "judge_verdict": judgement.verdict,

@@ -68,11 +68,17 @@ def run_adjudicate_command(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
     from postprocess.adjudication import from_logs
     from invscale.judges import JudgeError, progress_printer
+    from postprocess.logs.imports import imported_files
     from postprocess.logs.questions import reload_questions
 
     judge = _judge(args)
     _, ingested = ingest(args)
     rows = from_logs.rows_to_judge(ingested.table)
+    imported = rows["source_file"].isin(imported_files(ingested.runs))
+    if imported.any():
+        print(f"note: {int(imported.sum())} unparsed answers of imported files are not adjudicated: the judge is shown "
+              "the question and its images from the task's data, which imported rows do not point to", file=sys.stderr)
+        rows = rows[~imported].reset_index(drop=True)
     _print_unparsed(rows, ingested.table)
     if rows.empty:
         print("nothing to adjudicate")

@@ -1,5 +1,6 @@
-"""The options every command that reads logs shares, reading the logs they name, and saying on the
-console what ingestion skipped (runs not read, duplicate runs, lines skipped); `--strict` makes any
+"""The options every command that reads logs shares, reading the logs they name (lmms-eval folders, and
+per-question tables and VLMEvalKit prediction files imported through postprocess/logs/imports.py), and saying
+on the console what ingestion skipped (runs not read, duplicate runs, lines skipped); `--strict` makes any
 skipped run or row an error."""
 
 from __future__ import annotations
@@ -29,8 +30,24 @@ def _model_map(items: list[str]) -> dict[str, str]:
 
 def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, judge_option: bool = True) -> None:
     """The options that say which logs to read and how their models map to the registry (and, with
-    judge_option, whether the judge's adjudications count)."""
-    parser.add_argument("--logs", nargs="+", required=required, type=Path, metavar="DIR", help="lmms-eval output folders")
+    judge_option, whether the judge's adjudications count). `required`: at least one of --logs, --table and
+    --vlmevalkit must be given (checked when they are read)."""
+    parser.set_defaults(logs_required=required)
+    parser.add_argument("--logs", nargs="+", default=[], type=Path, metavar="DIR", help="lmms-eval output folders")
+    parser.add_argument("--table", nargs="+", default=[], type=Path, metavar="FILE",
+                        help="per-question tables (.parquet, .csv, .jsonl) of saved outputs: one row per model and "
+                             "question (docs/importing-outputs.md), scored by the project's extraction")
+    parser.add_argument("--vlmevalkit", nargs="+", default=[], type=Path, metavar="FILE",
+                        help="VLMEvalKit prediction files <model>_<dataset>.xlsx/.tsv/.csv")
+    parser.add_argument("--vlmevalkit-dataset", metavar="NAME",
+                        help="the dataset of the --vlmevalkit files, when their names do not tell it (a dataset not "
+                             "among the paper's, outside a folder named after the model)")
+    parser.add_argument("--vlmevalkit-subtask-column", metavar="COLUMN",
+                        help="the subtask column of a VLMEvalKit dataset that is not one of the paper's (for the "
+                             "paper's: the column the paper uses)")
+    parser.add_argument("--mix-sources", action="store_true",
+                        help="analyse a model whose rows come from more than one harness (lmms-eval logs, VLMEvalKit "
+                             "files, tables) instead of stopping")
     parser.add_argument("--model-map", nargs="+", default=[], metavar="PATH=KEY",
                         help="map a model path in results.json to a registry key")
     parser.add_argument("--extra-models", nargs="+", default=[], type=Path, metavar="YAML",
@@ -52,6 +69,20 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
         parser.add_argument("--no-judge", action="store_true",
                             help="score as the extraction rules alone do: ignore the adjudications beside the logs "
                                  "and count the answers a judge settled during the run as unparsed")
+
+
+def import_sources(args: argparse.Namespace) -> list:
+    """The files to import that the options name (imports.ImportSource), tables first."""
+    from postprocess.logs.imports import ImportSource
+
+    return [*(ImportSource(path, "table") for path in args.table),
+            *(ImportSource(path, "vlmevalkit", args.vlmevalkit_dataset, args.vlmevalkit_subtask_column)
+              for path in args.vlmevalkit)]
+
+
+def inputs_named(args: argparse.Namespace) -> str:
+    """The inputs the options name, for messages."""
+    return ", ".join(map(str, [*args.logs, *args.table, *args.vlmevalkit]))
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -155,16 +186,30 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
     prints what was skipped to stderr (`details` says where the full list is) or, with --strict, raises
     StrictError."""
     from model_configs import load_registry
-    from postprocess.logs.cache import load_or_ingest
+    from postprocess.logs.cache import load_or_import, load_or_ingest
+    from postprocess.logs.imports import combine, import_outputs
     from postprocess.logs.ingest import ingest_logs
 
     registry = load_registry(extra=registry_files(args.logs, args.extra_models))
-    options = {"model_overrides": _model_map(args.model_map), "strict": not args.skip_unknown_models,
-               "progress": show_progress(args), "duplicates": args.duplicates}
-    if args.cache_dir:
-        result = load_or_ingest(args.logs, args.cache_dir, registry, refresh=args.refresh, **options)
-    else:
-        result = ingest_logs(args.logs, registry, **options)
+    sources = import_sources(args)
+    if not args.logs and not sources and getattr(args, "logs_required", True):
+        raise ValueError("nothing to read: give lmms-eval folders (--logs), per-question tables (--table) or "
+                         "VLMEvalKit prediction files (--vlmevalkit)")
+    overrides, strict = _model_map(args.model_map), not args.skip_unknown_models
+    options = {"model_overrides": overrides, "strict": strict, "progress": show_progress(args),
+               "duplicates": args.duplicates}
+    result = None
+    if args.logs or not sources:
+        if args.cache_dir:
+            result = load_or_ingest(args.logs, args.cache_dir, registry, refresh=args.refresh, **options)
+        else:
+            result = ingest_logs(args.logs, registry, **options)
+    if sources:
+        if args.cache_dir:
+            imported = load_or_import(sources, args.cache_dir, registry, overrides, strict, refresh=args.refresh)
+        else:
+            imported = import_outputs(sources, registry, overrides, strict)
+        result = combine(result, imported, registry, mix_sources=args.mix_sources)
     if args.strict:
         strict_check(result)
     for note in console_notes(result, details):

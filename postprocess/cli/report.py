@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from postprocess.cli.logs import add_log_arguments, read_judged_logs
+from postprocess.cli.logs import add_log_arguments, inputs_named, read_judged_logs
 from postprocess.inverse_scaling.parameters import Parameters
 
 DEFAULTS = Parameters()
@@ -251,8 +251,7 @@ def run_report(args: argparse.Namespace) -> int:
     human = _human_statistics(args)
     registry, result, merged = read_judged_logs(args, details=f"all in {args.out / PROBLEMS_FILE}")
     if result.table.empty:
-        folders = ", ".join(map(str, args.logs))
-        raise ValueError(f"no per-question rows found under {folders} (runs found: {len(result.runs)}, lines "
+        raise ValueError(f"no per-question rows found in {inputs_named(args)} (runs found: {len(result.runs)}, lines "
                          f"skipped: {result.counts.get('lines_skipped', 0)})")
     baseline = human["cait-baseline"]["baseline"] if "cait-baseline" in human else None
     sections = [

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from model_configs.registry import DEFAULT_REGISTRY_PATH
-from postprocess.cli.logs import add_log_arguments, read_logs
+from postprocess.cli.logs import add_log_arguments, inputs_named, read_logs
 from postprocess.cli.report import add_analysis_arguments, analysis_parameters
 from postprocess.inverse_scaling.parameters import TaxonomyParameters
 
@@ -99,7 +99,7 @@ def run_taxonomy_command(args: argparse.Namespace) -> int:
     registry, ingested = read_logs(args)
     benchmarks = ingested.table[ingested.table["benchmark"] != "CAIT"]
     if benchmarks.empty:
-        raise ValueError(f"no benchmark rows under {', '.join(map(str, args.logs))}: no cases to classify")
+        raise ValueError(f"no benchmark rows under {inputs_named(args)}: no cases to classify")
     analysis = run_analysis(benchmarks, registry.models_frame(), analysis_parameters(args))
     if analysis.cases.empty:
         raise ValueError("the analysis found no cases: no flips to classify")

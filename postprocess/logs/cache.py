@@ -25,6 +25,10 @@ have the size and hash meta.json records and read back with the expected columns
 place, so a killed run never leaves a half-written entry behind; if the cache cannot be written the
 result is returned uncached with a notice. Old entries are left in place (delete the folder to reclaim
 space). Cached frames keep their dtypes (categoricals, nullable booleans).
+
+Imported files (postprocess/logs/imports.py) are cached the same way by `load_or_import`, in entries
+`import-<key>`: the key covers each file's path, contents and import options, the registry, `strict` and the
+source of the importer and of the scoring core it scores with (extraction, scoring, question, record).
 """
 
 from __future__ import annotations
@@ -42,15 +46,20 @@ from pathlib import Path
 import pandas as pd
 import xxhash
 
+import lmms_eval_tasks.extraction
+import lmms_eval_tasks.question
 import lmms_eval_tasks.record
+import lmms_eval_tasks.scoring
 import model_configs.registry
 from model_configs import Registry
-from postprocess.logs import ingest, lines, runs
+from postprocess.logs import imports, ingest, lines, runs
 
 HASHES_FILE = "file_hashes.json"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
 _CHUNK = 1 << 22
 _CODE = (ingest, lines, runs, lmms_eval_tasks.record, model_configs.registry)
+_IMPORT_CODE = (imports, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
+                lmms_eval_tasks.scoring, model_configs.registry)
 
 
 class DamagedEntry(Exception):
@@ -160,8 +169,29 @@ def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_over
 
 
 # ---------------------------------------------------------------------------------------------- entries
-def _entry(cache_dir: Path, fingerprint: str) -> Path:
-    return Path(cache_dir) / f"ingest-{fingerprint[:24]}"
+def import_fingerprint(sources: list[imports.ImportSource], registry: Registry,
+                       model_overrides: dict[str, str] | None = None, strict: bool = True,
+                       hashes: Callable[[Path], str] = content_hash) -> str:
+    """SHA-256 of the imported files' paths, contents and options, the effective registry, `strict` and the
+    importer's and scoring core's code."""
+    if model_overrides:
+        registry = registry.with_overrides(model_overrides)
+    digest = hashlib.sha256()
+    for source in sources:
+        path = Path(source.path).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"{source.path}: no such file")
+        digest.update(f"{path}\0{hashes(path)}\0{source.harness}\0{source.dataset}\0{source.subtask_column}\n"
+                      .encode("utf-8", "surrogateescape"))
+    digest.update(registry.fingerprint().encode())
+    digest.update(f"strict={strict}".encode())
+    for module in _IMPORT_CODE:
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
+
+
+def _entry(cache_dir: Path, fingerprint: str, kind: str = "ingest") -> Path:
+    return Path(cache_dir) / f"{kind}-{fingerprint[:24]}"
 
 
 def _read_frame(path: Path) -> pd.DataFrame:
@@ -268,5 +298,39 @@ def load_or_ingest(dirs: Iterable[Path | str], cache_dir: Path | str, registry: 
     return result
 
 
-__all__ = ["HASHES_FILE", "DamagedEntry", "FileHashes", "content_hash", "input_fingerprint", "load_or_ingest",
+def load_or_import(sources: list[imports.ImportSource], cache_dir: Path | str, registry: Registry,
+                   model_overrides: dict[str, str] | None = None, strict: bool = True, refresh: bool = False,
+                   notice: Callable[[str], None] = _stderr) -> ingest.IngestResult:
+    """The cached imports.import_outputs result for these files, or a fresh import stored in the cache (the rules of
+    load_or_ingest: damaged entries rebuilt, `refresh`, a cache that cannot be written)."""
+    cache_dir = Path(cache_dir)
+    if cache_dir.exists() and not cache_dir.is_dir():
+        raise NotADirectoryError(f"--cache-dir {cache_dir} is a file, not a folder")
+    hashes = FileHashes(cache_dir / HASHES_FILE, notice)
+    fingerprint = import_fingerprint(sources, registry, model_overrides, strict, hashes)
+    entry = _entry(cache_dir, fingerprint, "import")
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        hashes.save()
+        writable = True
+    except OSError as error:
+        notice(f"cache: cannot write {cache_dir} ({error}); continuing without the cache")
+        writable = False
+    if entry.exists() and not refresh:
+        try:
+            return _read_entry(entry, fingerprint)
+        except DamagedEntry as damage:
+            notice(f"cache: {entry} is damaged ({damage}); rebuilding it")
+    result = imports.import_outputs(sources, registry, model_overrides, strict)
+    if writable:
+        try:
+            if entry.exists():
+                shutil.rmtree(entry)
+            _write_entry(entry, result, fingerprint, [str(source.path) for source in sources])
+        except OSError as error:
+            notice(f"cache: cannot write {entry} ({error}); continuing without the cache")
+    return result
+
+
+__all__ = ["HASHES_FILE", "import_fingerprint", "load_or_import", "DamagedEntry", "FileHashes", "content_hash", "input_fingerprint", "load_or_ingest",
            "log_files"]

@@ -117,6 +117,7 @@ PROBLEM_ACTIONS = {
     "missing_per_question": "skipped",
     "invalid_record": "skipped",
     "duplicate": "skipped",
+    "unplaceable_row": "skipped",  # a row of an imported file that cannot be placed (postprocess/logs/imports.py)
 }
 RUN_PROBLEMS = ("unresolved_model", "bad_results_file", "orphan_samples", "not_a_file")  # a whole run or file not read
 QUESTIONS_LOST = ("missing_samples", "short_samples")  # a run read, but without all the questions it asked
@@ -244,8 +245,8 @@ def _repeat_categorical(per_file: list, counts: np.ndarray, order: Iterable[str]
     return pd.Categorical.from_codes(np.repeat(small.codes, counts), categories=small.categories)
 
 
-class _Problems:
-    """Problem rows, sorted on output by (file read order, line); run-level problems come first."""
+class Problems:
+    """Problem rows, sorted on output by (file read order, line); run-level problems come first (`order` -1)."""
 
     def __init__(self) -> None:
         self._rows: list[tuple] = []
@@ -259,12 +260,18 @@ class _Problems:
         return Counter(row[2] for row in self._rows)
 
     def frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame([row[2:] for row in sorted(self._rows, key=lambda r: r[:2])], columns=PROBLEM_COLUMNS)
-        frame["kind"] = _categorical(frame["kind"].astype(object), PROBLEM_ACTIONS)
-        frame["line"] = frame["line"].astype("Int64")
-        for column in ("action", "file", "field", "detail", "model", "benchmark"):
-            frame[column] = frame[column].astype(TEXT)
-        return frame
+        return problem_dtypes(pd.DataFrame([row[2:] for row in sorted(self._rows, key=lambda r: r[:2])],
+                                           columns=PROBLEM_COLUMNS))
+
+
+def problem_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
+    """PROBLEM_COLUMNS with their dtypes: kind categorical in PROBLEM_ACTIONS order, line nullable, the rest text."""
+    frame = frame.copy()
+    frame["kind"] = _categorical(frame["kind"].astype(object), PROBLEM_ACTIONS)
+    frame["line"] = frame["line"].astype("Int64")
+    for column in ("action", "file", "field", "detail", "model", "benchmark"):
+        frame[column] = frame[column].astype(object).astype(TEXT)
+    return frame
 
 
 @dataclass
@@ -274,7 +281,7 @@ class _SamplesFile:
     task: str
 
 
-def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problems: _Problems
+def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problems: Problems
                 ) -> tuple[pd.DataFrame, Counter, int]:
     """Candidate rows of all files in order (column `_order` = file index), lines per run, blank lines."""
     parts = []
@@ -402,7 +409,7 @@ def _key_codes(rows: pd.DataFrame) -> np.ndarray:
     return pd.factorize(combined)[0]
 
 
-def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: _Problems, rule: str
+def _drop_duplicates(rows: pd.DataFrame, files: list[_SamplesFile], problems: Problems, rule: str
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows without later occurrences of a ROW_KEY, and the duplicate run pairs; reports every later
     occurrence."""
@@ -459,6 +466,33 @@ def _finish_table(table: pd.DataFrame, files: list[_SamplesFile], registry: Regi
                           ("match", MATCH_KINDS), *((name, ()) for name in PROMOTED_FIELDS)):
         table[column] = _categorical(table[column], order)
     return table[TABLE_COLUMNS]
+
+
+def order_table_categories(table: pd.DataFrame, registry: Registry) -> pd.DataFrame:
+    """The table's low-cardinality columns as categoricals ordered as _finish_table orders them (models by family,
+    then size; benchmarks, splits and match kinds in the contract's order, other values after them sorted): for
+    tables put together from several sources (postprocess/logs/imports.py)."""
+    model_order = [spec.key for family in registry.families for spec in registry.family_order(family)]
+    orders = {"model": model_order, "family": registry.families,
+              "size": [registry.get(k).size for k in model_order], "benchmark": BENCHMARKS, "split": SPLITS,
+              "match": MATCH_KINDS}
+    table = table.copy()
+    for column in ("model", "family", "size", "encoder_tier", "benchmark", "split", "subtask", "variant", "match",
+                   *PROMOTED_FIELDS, "task", "source_file"):
+        values = table[column].astype(object) if isinstance(table[column].dtype, pd.CategoricalDtype) else table[column]
+        table[column] = _categorical(values.to_numpy(dtype=object), orders.get(column, ()))
+    return table
+
+
+def empty_result() -> IngestResult:
+    """An IngestResult of no input: every frame with its columns and no rows."""
+    problems = Problems().frame()
+    table = pd.DataFrame({column: pd.Series(dtype=object) for column in TABLE_COLUMNS})
+    return IngestResult(table=table, runs=_runs_frame([], table.assign(source_file=pd.Categorical([])), Counter()),
+                        problems=problems, run_tasks=_run_tasks_frame([]), settings=_settings_frame([]),
+                        duplicate_runs=pd.DataFrame(columns=DUPLICATE_RUN_COLUMNS).astype(
+                            {"duplicate_rows": "int64", "answers_differ": "int64"}),
+                        counts={kind: 0 for kind in PROBLEM_ACTIONS})
 
 
 def _runs_frame(runs: list[_Run], table: pd.DataFrame, lines_per_run: Counter) -> pd.DataFrame:
@@ -522,7 +556,7 @@ def ingest_logs(dirs: Iterable[Path | str], registry: Registry, model_overrides:
         raise UnresolvedModelError(_unresolved_message(unresolved))
     good = [run for run in runs if not run.failure]
 
-    problems = _Problems()
+    problems = Problems()
     for run in runs:
         if run.failure:
             kind, field_name, detail = run.failure
@@ -583,6 +617,10 @@ __all__ = [
     "TABLE_COLUMNS",
     "DuplicateRunsError",
     "IngestResult",
+    "Problems",
+    "problem_dtypes",
+    "empty_result",
+    "order_table_categories",
     "UnresolvedModelError",
     "ingest_logs",
     "parse_samples_file",

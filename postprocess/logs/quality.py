@@ -42,6 +42,9 @@ OVERVIEW_ITEMS = {
     "lines_skipped": "lines skipped (malformed, truncated, invalid, duplicate)",
     "blank_lines": "blank lines",
     "duplicate_run_pairs": "pairs of runs holding the same questions (duplicate runs)",
+    "import_files": "files imported (per-question tables, VLMEvalKit predictions)",
+    "imported_rows": "rows imported",
+    "unplaceable_row": "imported rows that could not be placed (skipped)",
 }
 
 

@@ -1,0 +1,865 @@
+"""Per-question outputs from other harnesses, scored by the project's own scoring core into ingestion's table.
+
+Two inputs (docs/importing-outputs.md has the full description and examples):
+
+- the per-question table (`.parquet`, `.csv`, `.jsonl`), one row per model and question (TABLE_FIELDS);
+- VLMEvalKit prediction files (`<model>_<dataset>.xlsx` / `.tsv` / `.csv`, as VLMEvalKit writes them into
+  `<work_dir>/<model>/`), mapped to a table by `vlmevalkit_table` (VLMEVALKIT_DATASETS for the paper's
+  benchmarks; another dataset's subtask column is named by the user).
+
+Scoring. A row's raw `response` goes through lmms_eval_tasks.scoring.score (the same extraction rules, abstain
+reasons and adjudicator seam as an in-run answer) and scoring.per_question_record; a row without a response
+but with an already extracted `prediction` goes through scoring.score_prediction (matched by the same rules).
+Each distinct (question form, gold, answer) is scored once: the outcome depends on nothing else. The record's
+fields then fill the table's columns as ingestion fills them from a samples line (lines.py: the contract's
+fields, PROMOTED_FIELDS, every other field in `extra`), validated by record.validate_record(imported=True):
+a benchmark outside the paper's nine is allowed, one of ours spelled differently is not.
+
+Nothing is dropped silently. A row the importer cannot place (a missing or malformed field, an option letter
+that does not exist, ...) is skipped and reported (unplaceable_row, with file, row, field and reason); a model
+name the registry does not resolve raises UnresolvedModelError naming every one (with strict=False: skipped
+and reported as unresolved_model, one problem per file and name with its row count); a second row of one
+(model, benchmark, split, variant, question_id) in a file is skipped and reported (duplicate), and the same
+key in two files raises DuplicateRunsError (imported files carry no timestamps to choose by). A file that
+cannot be read, or lacks a required column, raises ImportFormatError naming the file and the column.
+
+In CSV, TSV and xlsx an empty `response` cell (VLMEvalKit: `prediction`) of a row without a prediction is the empty
+response (abstain reason `empty`): those formats cannot tell an empty text from a missing one.
+
+`source_line` is where a row is in its file as a person finds it: the spreadsheet row for CSV, TSV and xlsx
+(the header is row 1), the line for JSONL, the 1-based row position for Parquet.
+
+Speed (perf/bench_import.py): files are read with Arrow, every column becomes codes into its distinct values
+(_Column), each check runs once per distinct value and the table is built from the codes; scoring forks one
+process per core when there are thousands of distinct answers (the extraction rules cost ~0.5 ms per text).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv
+import pyarrow.json
+import pyarrow.parquet
+
+from lmms_eval_tasks.benchmarks import BENCHMARKS as BENCHMARK_SPECS
+from lmms_eval_tasks.question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, Question
+from lmms_eval_tasks.record import (REQUIRED_FIELDS, RecordError, imported_benchmark_problem,
+                                    validate_record)
+from lmms_eval_tasks.scoring import current_adjudicator, per_question_record, score, score_prediction
+from model_configs import Registry
+from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
+from postprocess.logs.ingest import (ROW_KEY, RUNS_COLUMNS, TABLE_COLUMNS, DuplicateRunsError, IngestResult, Problems,
+                                     UnresolvedModelError, _categorical, empty_result, order_table_categories,
+                                     problem_dtypes)
+from postprocess.logs.lines import PROMOTED_FIELDS, TEXT, encode_json
+
+TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl")
+VLMEVALKIT_SUFFIXES = (".xlsx", ".tsv", ".csv")
+TEXT_CELL_SUFFIXES = (".csv", ".tsv", ".xlsx")  # formats whose empty cell is read as null
+KINDS = (MCQ, YES_NO, NUMERIC, OPEN)
+REQUIRED_COLUMNS = ("model", "benchmark", "subtask", "question_id", "gold")
+ANSWER_COLUMNS = ("response", "prediction")  # at least one
+OPTIONAL_COLUMNS = ("split", "variant", "options", "kind", "answer_type", "precision")
+TABLE_FIELDS = (*REQUIRED_COLUMNS, *ANSWER_COLUMNS, *OPTIONAL_COLUMNS)
+DEFAULT_VARIANT = "direct"
+OTHER_SPLIT = "test"  # the split of a benchmark that is not one of ours, when the table gives none
+# the record's fields that describe the question (the rest describe the outcome and are scored once per answer)
+QUESTION_FIELDS = frozenset(("benchmark", "split", "subtask", "question_id", "variant", "gold", "kind", "options",
+                             "permutation", "details"))
+_NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS) | {"response"}  # as lines.py files them
+
+# VLMEvalKit dataset -> (benchmark, split, the column holding the paper's subtask label). VLMEvalKit lower-cases
+# every column name but the option letters before scoring (its image_mcq.py), so columns are matched ignoring case.
+VLMEVALKIT_DATASETS = {
+    "MMT-Bench_VAL": ("MMT-Bench", "val", "l2-category"),
+    "MMMU_DEV_VAL": ("MMMU", "dev_val", "subfield"),
+    "MMMU_TEST": ("MMMU", "test", "subfield"),
+    "ScienceQA_TEST": ("ScienceQA", "test", "category"),
+    "MME": ("MME", "test", "category"),
+    "AI2D_TEST": ("AI2D", "test", "category"),
+    "BLINK": ("BLINK", "val", "category"),
+    "MMBench_DEV_EN": ("MMBench", "dev_en", "l2-category"),
+}
+VLMEVALKIT_COLUMNS = ("index", "question", "answer", "prediction")
+_SPLITS_OF_OURS = {name: sorted({spec.split for spec in BENCHMARK_SPECS if spec.name == name})
+                   for name in {spec.name for spec in BENCHMARK_SPECS}}
+
+
+class ImportFormatError(ValueError):
+    """An imported file that cannot be read or lacks a required column; the message names the file and column."""
+
+
+@dataclass(frozen=True)
+class ImportSource:
+    """One file to import: a per-question table, or a VLMEvalKit prediction file (`dataset`: its dataset name,
+    None to read it from the file name; `subtask_column`: for a dataset not in VLMEVALKIT_DATASETS)."""
+    path: Path
+    harness: str  # "table" | "vlmevalkit"
+    dataset: str | None = None
+    subtask_column: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------- reading
+def _text_table(rows: list[dict]) -> pa.Table:
+    """Decoded JSON rows as a table of text columns (the cells of _text), for files Arrow's reader refuses."""
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    return pa.table({name: pa.array([_text(row.get(name)) for row in rows], pa.large_string()) for name in names})
+
+
+def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
+    """A JSONL file's rows, their line numbers and the lines that hold no row: Arrow's reader when every line is a
+    row of consistent types, else line by line (each bad line reported)."""
+    data = path.read_bytes()
+    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    if data and b"\n\n" not in data and not data.startswith(b"\n"):  # a blank line Arrow skips: row count differs
+        try:
+            table = pyarrow.json.read_json(path)
+            if table.num_rows == n_lines:
+                return table, np.arange(1, n_lines + 1, dtype=np.int64), []
+        except (pa.ArrowInvalid, ValueError):
+            pass
+    lines = data.split(b"\n")
+    rows, numbers, bad = [], [], []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.DecodeError as error:
+            bad.append((number, f"not valid JSON: {error}"))
+            continue
+        if not isinstance(value, dict):
+            bad.append((number, f"line is a JSON {type(value).__name__}, not an object"))
+            continue
+        rows.append(value)
+        numbers.append(number)
+    return _text_table(rows), np.array(numbers, dtype=np.int64), bad
+
+
+def _read_delimited(path: Path, delimiter: str) -> pa.Table:
+    """Every column as text; only an empty cell is null ("None" and "NA" are option texts)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle, delimiter=delimiter), [])
+    return pyarrow.csv.read_csv(
+        path, parse_options=pyarrow.csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        convert_options=pyarrow.csv.ConvertOptions(column_types={name: pa.large_string() for name in header},
+                                                   null_values=[""], strings_can_be_null=True))
+
+
+def read_file(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
+    """The rows of a table or prediction file, where each is (module docstring) and the lines that hold no row
+    (JSONL)."""
+    suffix = path.suffix.lower()
+    if suffix not in (*TABLE_SUFFIXES, *VLMEVALKIT_SUFFIXES):
+        raise ImportFormatError(f"{path}: not a file type the importer reads (.parquet, .csv, .tsv, .jsonl, .xlsx)")
+    try:
+        if suffix == ".jsonl":
+            return _read_jsonl(path)
+        if suffix == ".parquet":
+            table, first = pyarrow.parquet.read_table(path), 1
+        elif suffix in (".csv", ".tsv"):
+            table, first = _read_delimited(path, "\t" if suffix == ".tsv" else ","), 2
+        else:
+            frame = pd.read_excel(path, dtype=str, keep_default_na=False, na_values=[""])
+            table, first = pa.Table.from_pandas(frame, preserve_index=False), 2
+    except FileNotFoundError:
+        raise ImportFormatError(f"{path}: no such file") from None
+    except (OSError, ValueError, KeyError, UnicodeDecodeError) as error:  # Arrow's and pandas' errors are ValueErrors
+        raise ImportFormatError(f"{path}: cannot be read as {suffix[1:]}: {str(error).strip()}") from None
+    return table, np.arange(first, first + table.num_rows, dtype=np.int64), []
+
+
+@dataclass
+class _Column:
+    """A column as codes into its distinct values (-1: null), so that every check runs once per distinct value."""
+    codes: np.ndarray  # int64, one per row
+    values: list  # the distinct non-null values, as text
+
+    @classmethod
+    def of(cls, table: pa.Table, name: str) -> _Column:
+        if name not in table.column_names:
+            return cls(np.full(table.num_rows, -1, dtype=np.int64), [])
+        array = table.column(name).combine_chunks()
+        if pa.types.is_dictionary(array.type):
+            array = array.dictionary_decode()
+        if pa.types.is_null(array.type):
+            return cls(np.full(len(array), -1, dtype=np.int64), [])
+        if pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or pa.types.is_fixed_size_list(array.type):
+            return cls._of_lists(array)
+        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+            try:
+                array = pc.cast(array, pa.large_string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                array = pa.array([_text(v) for v in array.to_pylist()], pa.large_string())
+        encoded = array.dictionary_encode()
+        return cls(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64),
+                   encoded.dictionary.to_pylist())
+
+    @classmethod
+    def _of_lists(cls, array: pa.Array) -> _Column:
+        """Lists (options, acceptable answers) as the JSON text of each distinct list, found by joining each list's
+        items with a control character no option text holds, beside its length."""
+        items = pc.cast(array, pa.list_(pa.string()))
+        key = pc.binary_join_element_wise(pc.cast(pc.list_value_length(items), pa.string()),
+                                          pc.binary_join(items, "\x1f"), "\x1e")
+        encoded = key.dictionary_encode()
+        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        present, firsts = np.unique(codes, return_index=True)
+        texts = [""] * len(encoded.dictionary)
+        for code, first in zip(present, firsts):
+            if code >= 0:
+                texts[code] = json.dumps(array[int(first)].as_py(), ensure_ascii=False)
+        return cls(codes, texts)
+
+    def rows_where(self, test) -> np.ndarray:
+        """Rows whose (non-null) value passes `test`."""
+        hits = np.fromiter((bool(test(v)) for v in self.values), dtype=bool, count=len(self.values))
+        return np.append(hits, False)[self.codes]
+
+    @property
+    def null(self) -> np.ndarray:
+        return self.codes < 0
+
+    def value_array(self) -> np.ndarray:
+        """The distinct values, with None last (index -1)."""
+        return np.array([*self.values, None], dtype=object)
+
+    def arrow(self, rows: np.ndarray) -> pa.Array:
+        """The values of the given rows as an Arrow text array."""
+        codes = self.codes[rows]
+        indices = pa.array(np.where(codes < 0, 0, codes).astype(np.int32), mask=codes < 0)
+        dictionary = pa.array(self.values or [""], pa.large_string())
+        return pa.DictionaryArray.from_arrays(indices, dictionary).dictionary_decode()
+
+
+def _derived(values: np.ndarray) -> _Column:
+    """A column computed per row (object array of text or None) as codes."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    return _Column(codes.astype(np.int64), list(uniques))
+
+
+def _text(value: Any) -> str | None:
+    """A cell as text: null stays null, integral numbers lose their ".0" (a question id read as a float)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple, np.ndarray, dict)):
+        return json.dumps(value.tolist() if isinstance(value, np.ndarray) else value, ensure_ascii=False)
+    return str(value)
+
+
+def _text_column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in frame:
+        return np.full(len(frame), None, dtype=object)
+    column = frame[name]
+    if column.dtype == object and all(type(v) is str for v in column.dropna().head(1000)) and \
+            column.map(lambda v: v is None or type(v) is str or (isinstance(v, float) and math.isnan(v))).all():
+        return column.where(column.notna(), None).to_numpy(dtype=object)
+    return np.array([_text(v) for v in column], dtype=object)
+
+
+# ---------------------------------------------------------------------------------------------- VLMEvalKit
+def _column_named(frame: pd.DataFrame, name: str) -> str | None:
+    return next((column for column in frame.columns if str(column).lower() == name.lower()), None)
+
+
+def split_vlmevalkit_name(path: Path, dataset: str | None = None) -> tuple[str, str]:
+    """(model, dataset) of a VLMEvalKit prediction file `<model>_<dataset>.<ext>`: the dataset given, else the
+    model as the folder VLMEvalKit writes it into, else the longest VLMEVALKIT_DATASETS name the stem ends with."""
+    stem = path.stem
+    if dataset is not None:
+        if not stem.endswith(f"_{dataset}") or stem == f"_{dataset}":
+            raise ImportFormatError(f"{path}: the file name does not end in _{dataset} (<model>_<dataset>{path.suffix})")
+        return stem[: -len(dataset) - 1], dataset
+    folder = path.parent.name
+    if folder and stem.startswith(f"{folder}_") and len(stem) > len(folder) + 1:
+        return folder, stem[len(folder) + 1:]
+    known = [name for name in VLMEVALKIT_DATASETS if stem.endswith(f"_{name}") and len(stem) > len(name) + 1]
+    if not known:
+        raise ImportFormatError(f"{path}: cannot tell the model from the dataset in {stem!r}: name the dataset "
+                                f"(--vlmevalkit-dataset) or keep the file in the folder named after the model, as "
+                                f"VLMEvalKit writes it")
+    name = max(known, key=len)
+    return stem[: -len(name) - 1], name
+
+
+def vlmevalkit_table(frame: pd.DataFrame, path: Path, model: str, dataset: str,
+                     subtask_column: str | None = None) -> pd.DataFrame:
+    """A VLMEvalKit prediction frame as a per-question table: benchmark, split and subtask column from
+    VLMEVALKIT_DATASETS (a dataset not there: benchmark = the dataset's name, split "test", the subtask column
+    the user names); question_id = `index`; options = the non-empty letter columns A, B, ... in order; gold =
+    `answer`; response = `prediction` (the model's raw text). Kind: mcq with options; without, yes_no when every
+    answer is Yes or No (MME), numeric when an `answer_type` column says integer or float, else open."""
+    if dataset in VLMEVALKIT_DATASETS:
+        benchmark, split, paper_column = VLMEVALKIT_DATASETS[dataset]
+        subtask_column = subtask_column or paper_column
+    else:
+        if subtask_column is None:
+            raise ImportFormatError(f"{path}: VLMEvalKit dataset {dataset!r} is not one of the paper's "
+                                    f"({', '.join(VLMEVALKIT_DATASETS)}): name its subtask column "
+                                    f"(--vlmevalkit-subtask-column, e.g. category)")
+        benchmark, split = dataset, OTHER_SPLIT
+    columns = {name: _column_named(frame, name) for name in (*VLMEVALKIT_COLUMNS, subtask_column)}
+    missing = [name for name, column in columns.items() if column is None]
+    if missing:
+        raise ImportFormatError(f"{path}: lacks the column(s) {missing} of a VLMEvalKit {dataset} prediction file "
+                                f"(columns: {', '.join(map(str, frame.columns))})")
+    letters = [letter for letter in LETTERS if letter in frame.columns]
+    options = [[option for option in row if option is not None]
+               for row in zip(*(_text_column(frame, letter) for letter in letters))] if letters else [[]] * len(frame)
+    answers = _text_column(frame, columns["answer"])
+    kind = np.full(len(frame), MCQ, dtype=object)
+    if not letters:
+        if all(a in ("Yes", "No") for a in answers if a is not None):
+            kind[:] = YES_NO
+        else:
+            answer_types = _text_column(frame, "answer_type")
+            kind = np.where(np.isin(answer_types, ["integer", "float"]), NUMERIC, OPEN).astype(object)
+    table = pd.DataFrame({
+        "model": model, "benchmark": benchmark, "split": split, "subtask": _text_column(frame, columns[subtask_column]),
+        "question_id": _text_column(frame, columns["index"]), "gold": answers,
+        "response": _text_column(frame, columns["prediction"]), "options": options, "kind": kind,
+    })
+    for name in ("answer_type", "precision"):
+        if name in frame:
+            table[name] = _text_column(frame, name)
+    return table
+
+
+# ---------------------------------------------------------------------------------------------- scoring
+def _options_of(text_or_list: Any) -> tuple[list[str] | None, str | None]:
+    """(options, problem) of an `options` cell: a list of texts, JSON text of one, or null (no options)."""
+    value = text_or_list
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return [], None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None, f"options {text_or_list[:80]!r} is not a JSON list of option texts"
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        return None, "options is not a list of option texts"
+    if len(value) > len(LETTERS):
+        return None, f"options has {len(value)} entries, more than the {len(LETTERS)} letters"
+    return list(value), None
+
+
+def _gold_of(kind: str, text: str | None) -> str | list | None:
+    """The question's gold from its text: an open question's JSON list of acceptable answers becomes the list."""
+    if text is not None and kind == OPEN and text.startswith("["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+    return text
+
+
+def _precision_of(text: str | None) -> tuple[int | None, str | None]:
+    if text is None:
+        return None, None
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"precision {text!r} is not a whole number"
+    return (int(value), None) if value.is_integer() else (None, f"precision {text!r} is not a whole number")
+
+
+@dataclass
+class _Scored:
+    """The outcome fields of one distinct answer: the record's non-question fields, or why it cannot be scored."""
+    fields: dict | None
+    problem: tuple[str, str] | None = None  # (field, reason)
+
+
+def _score_answer(benchmark: str, kind: str, options: list[str], gold: str | None, answer_type: str | None,
+                  precision: int | None, response: str | None, prediction: str | None, has_response: bool) -> _Scored:
+    question = Question(benchmark, "", "", "", kind, "", [], options=options, gold=_gold_of(kind, gold),
+                        answer_type=answer_type, precision=precision)
+    if kind == MCQ and gold is not None and gold not in question.letters:
+        return _Scored(None, ("gold", f"gold {gold!r} is not one of the option letters {''.join(question.letters)}"))
+    if kind == YES_NO and gold is not None and gold not in ("Yes", "No"):
+        return _Scored(None, ("gold", f"gold {gold!r} is not Yes or No"))
+    if response is not None:
+        outcome = score(question, response)
+    elif not has_response or prediction is not None:
+        try:
+            outcome = score_prediction(question, prediction)
+        except ValueError as error:
+            return _Scored(None, ("prediction", str(error)))
+    else:
+        return _Scored(None, ("response", "no response (and no prediction)"))
+    record = per_question_record(question, outcome)
+    return _Scored({name: value for name, value in record.items() if name not in QUESTION_FIELDS})
+
+
+# ---------------------------------------------------------------------------------------------- one file
+class _Unplaceable:
+    """Per row: the first reason found why it cannot be placed (an index into `reasons`, -1: placeable)."""
+
+    def __init__(self, n: int) -> None:
+        self.reason = np.full(n, -1, dtype=np.int64)
+        self.reasons: list[tuple[str | None, str]] = []  # (field, detail)
+        self._ids: dict[tuple[str | None, str], int] = {}
+
+    def reason_id(self, field_name: str | None, detail: str) -> int:
+        if (field_name, detail) not in self._ids:
+            self._ids[(field_name, detail)] = len(self.reasons)
+            self.reasons.append((field_name, detail))
+        return self._ids[(field_name, detail)]
+
+    def mark(self, rows: np.ndarray, field_name: str | None, detail: str) -> None:
+        fresh = rows & (self.reason < 0)
+        if fresh.any():
+            self.reason[fresh] = self.reason_id(field_name, detail)
+
+    @property
+    def placed(self) -> np.ndarray:
+        return self.reason < 0
+
+
+UNRESOLVED = "model matches no registry model"  # reported per file and name, not per row
+
+
+def _check_columns(table: pa.Table, path: Path) -> None:
+    names = set(table.column_names)
+    missing = [name for name in REQUIRED_COLUMNS if name not in names]
+    if not names & set(ANSWER_COLUMNS):
+        missing.append("response or prediction")
+    if missing:
+        raise ImportFormatError(f"{path}: lacks the column(s) {missing} of a per-question table (required: "
+                                f"{', '.join(REQUIRED_COLUMNS)}, and response or prediction; docs/importing-outputs.md)")
+
+
+def _combined(*codes: np.ndarray) -> np.ndarray:
+    """One code per distinct combination of the given code columns (-1 counts as a value)."""
+    combined = np.zeros(len(codes[0]), dtype=np.int64)
+    for column in codes:
+        combined = pd.factorize(combined * (int(column.max(initial=-1)) + 2) + column + 1)[0]
+    return combined
+
+
+def _splits(benchmark: _Column, given: _Column, bad: _Unplaceable) -> _Column:
+    """Each row's split: given, else the only split of one of our benchmarks, else OTHER_SPLIT; for one of our
+    benchmarks a split not its own, or none for one of two splits (MMMU), makes the row unplaceable."""
+    pairs = _combined(benchmark.codes, given.codes)
+    present, firsts = np.unique(pairs, return_index=True)
+    per_pair = np.full(len(present), None, dtype=object)
+    benchmarks, splits = benchmark.value_array(), given.value_array()
+    for i, first in enumerate(firsts):
+        label, split = benchmarks[benchmark.codes[first]], splits[given.codes[first]]
+        ours = _SPLITS_OF_OURS.get(label)
+        rows = pairs == present[i]
+        if label is None:
+            continue
+        if ours is None:
+            per_pair[i] = split or OTHER_SPLIT
+        elif split is None and len(ours) == 1:
+            per_pair[i] = ours[0]
+        elif split is None:
+            bad.mark(rows, "split", f"{label} has the splits {ours}: the row must name one")
+        elif split not in ours:
+            bad.mark(rows, "split", f"the split of {label} is one of {ours}, not {split!r}")
+        else:
+            per_pair[i] = split
+    lookup = np.empty(int(present.max(initial=-1)) + 1, dtype=np.int64)
+    lookup[present] = np.arange(len(present))
+    return _derived(per_pair[lookup[pairs]])
+
+
+def _kinds(kind: _Column, has_options: np.ndarray, bad: _Unplaceable) -> _Column:
+    """Each row's kind: given, else mcq when it has options; rows with neither, or an unknown kind, unplaceable."""
+    for value in kind.values:
+        if value not in KINDS:
+            bad.mark(kind.codes == kind.values.index(value), "kind", f"kind {value!r} is not one of {', '.join(KINDS)}")
+    bad.mark(kind.null & ~has_options, "kind", f"no options and no kind (one of {', '.join(KINDS)})")
+    rows = np.where(kind.null, np.where(has_options, MCQ, None), kind.value_array()[kind.codes]).astype(object)
+    derived = _derived(rows)
+    bad.mark(derived.rows_where(lambda v: v == MCQ) & ~has_options, "options", "a multiple-choice row without options")
+    return derived
+
+
+def _resolve(model: _Column, registry: Registry, bad: _Unplaceable) -> tuple[list, dict[str, int]]:
+    """The registry key of each distinct model name (None: unknown), and the unknown names' placeable row counts."""
+    keys, unresolved = [], {}
+    for code, name in enumerate(model.values):
+        spec = registry.resolve(name) if name.strip() else None
+        keys.append(spec.key if spec else None)
+        if spec is None and name.strip():
+            rows = model.codes == code
+            unresolved[name] = int((rows & bad.placed).sum())
+            bad.mark(rows, "model", UNRESOLVED)
+    return keys, unresolved
+
+
+def _score_distinct(columns: dict[str, _Column], kind: _Column, options: list, rows: np.ndarray,
+                    has_response: bool) -> tuple[np.ndarray, list]:
+    """(group of each of `rows`, the _Scored of each group): every distinct answer scored once."""
+    names = ("benchmark", "gold", "answer_type", "precision", "response", "prediction")
+    group = _combined(*(columns[name].codes[rows] for name in names), kind.codes[rows], columns["options"].codes[rows])
+    present, firsts = np.unique(group, return_index=True)
+    values = {name: columns[name].value_array() for name in names}
+    kinds = kind.value_array()
+    work = []
+    for first in rows[firsts]:
+        cell = {name: values[name][columns[name].codes[first]] for name in names}
+        precision = _precision_of(cell["precision"])[0]
+        work.append((cell["benchmark"], kinds[kind.codes[first]], options[columns["options"].codes[first]] or [],
+                     cell["gold"], cell["answer_type"], precision, cell["response"], cell["prediction"], has_response))
+    workers = _workers(len(work))
+    if workers == 1:
+        return group, [_score_answer(*item) for item in work]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return group, pool.starmap(_score_answer, work, chunksize=max(1, len(work) // (8 * workers)))
+
+
+PARALLEL_MIN_ANSWERS = 2000  # distinct answers to score (~0.5 ms each) before forking workers pays
+
+
+def _workers(answers: int) -> int:
+    """Processes to score with: one per core for many answers on Linux (fork), one otherwise, and one while an
+    adjudicator is registered (its calls keep their own order, rate limits and cache in this process)."""
+    if answers < PARALLEL_MIN_ANSWERS or not sys.platform.startswith("linux") or current_adjudicator() is not None:
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)), answers // (PARALLEL_MIN_ANSWERS // 2)))
+
+
+def _extra(fields: dict, options: list[str]) -> str | None:
+    """The row's `extra`, as lines.py composes it from a record: the fields outside the contract's and the
+    promoted ones (abstain_reason, judge fields, ...), and the options shown."""
+    extra = {name: value for name, value in fields.items() if name not in _NOT_EXTRA}
+    if options:
+        extra["options"] = options
+    return encode_json(extra).decode() if extra else None
+
+
+def _category(codes: np.ndarray, values: list, order=()) -> pd.Categorical:
+    """Codes into `values` (-1: null) as a categorical ordered as ingestion orders that column."""
+    ordered = _categorical(values, order)
+    position = np.append(pd.Index(ordered.categories).get_indexer(values), -1)
+    return pd.Categorical.from_codes(position[codes], categories=ordered.categories)
+
+
+def _text_series(array: pa.Array) -> pd.Series:
+    return pa.table({"v": array}).to_pandas(types_mapper=lambda t: TEXT if t == pa.large_string() else None)["v"]
+
+
+def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str, registry: Registry,
+           problems: Problems) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The placeable rows of one table-format file, scored, as a table of TABLE_COLUMNS (plus `_name`), and the
+    model names the registry does not know (with their row counts); every other unplaceable row is reported."""
+    _check_columns(table, path)
+    n = table.num_rows
+    bad = _Unplaceable(n)
+    columns = {name: _Column.of(table, name) for name in TABLE_FIELDS}
+    if path.suffix.lower() in TEXT_CELL_SUFFIXES and "response" in table.column_names:
+        # a CSV cell cannot tell an empty response from a missing one: without a prediction it is the empty response
+        response = columns["response"]
+        empty = response.null & columns["prediction"].null
+        if empty.any():
+            if "" not in response.values:
+                response.values.append("")
+            response.codes = np.where(empty, response.values.index(""), response.codes)
+    for name in ("model", "benchmark", "subtask", "question_id"):
+        bad.mark(columns[name].null | columns[name].rows_where(lambda v: not v.strip()), name, f"no {name}")
+    for code, label in enumerate(columns["benchmark"].values):
+        problem = imported_benchmark_problem(label) if label.strip() else None
+        if problem is not None:
+            bad.mark(columns["benchmark"].codes == code, "benchmark",
+                     problem.replace("per_question field 'benchmark'", "benchmark"))
+    split = _splits(columns["benchmark"], columns["split"], bad)
+    variant = columns["variant"]
+    variant = _derived(np.where(variant.null, DEFAULT_VARIANT, variant.value_array()[variant.codes]).astype(object))
+    parsed = [_options_of(value) for value in columns["options"].values]
+    for code, (_, problem) in enumerate(parsed):
+        if problem is not None:
+            bad.mark(columns["options"].codes == code, "options", problem)
+    options = [value for value, _ in parsed]
+    has_options = np.append(np.array([bool(o) for o in options], dtype=bool), False)[columns["options"].codes]
+    kind = _kinds(columns["kind"], has_options, bad)
+    for code, value in enumerate(columns["precision"].values):
+        if _precision_of(value)[1] is not None:
+            bad.mark(columns["precision"].codes == code, "precision", _precision_of(value)[1])
+    keys, unresolved = _resolve(columns["model"], registry, bad)
+    # score each distinct answer once; an answer that cannot be scored makes its rows unplaceable
+    placed = np.flatnonzero(bad.placed)
+    group, scored = _score_distinct(columns, kind, options, placed, "response" in table.column_names)
+    problem_of_group = np.array([-1 if o.problem is None else bad.reason_id(*o.problem) for o in scored], dtype=np.int64)
+    if len(group):
+        problem = problem_of_group[group]
+        bad.reason[placed[problem >= 0]] = problem[problem >= 0]
+    for index in np.flatnonzero(~bad.placed):
+        field_name, detail = bad.reasons[bad.reason[index]]
+        if detail != UNRESOLVED:
+            model, benchmark = (columns[name].value_array()[columns[name].codes[index]] for name in ("model", "benchmark"))
+            problems.add(order, "unplaceable_row", path, int(lines[index]), field_name, detail, model, benchmark)
+    kept_in_placed = bad.placed[placed]
+    kept, group = placed[kept_in_placed], group[kept_in_placed]
+    kept, group = _first_of_each_key(kept, group, columns, keys, split, variant, lines, path, order, problems)
+    return _file_table(kept, group, scored, columns, keys, split, variant, kind, options, lines, path, task,
+                       registry), unresolved
+
+
+def _first_of_each_key(kept, group, columns, keys, split, variant, lines, path, order, problems):
+    """The first row of each (model, benchmark, split, variant, question_id) in the file; later ones reported."""
+    key_of_name = np.array([*keys, None], dtype=object)
+    model = _derived(key_of_name[columns["model"].codes[kept]])
+    codes = _combined(model.codes, columns["benchmark"].codes[kept], split.codes[kept], variant.codes[kept],
+                      columns["question_id"].codes[kept])
+    first = np.zeros(len(kept), dtype=bool)
+    first[np.unique(codes, return_index=True)[1]] = True
+    for index in kept[~first]:
+        question_id = columns["question_id"].value_array()[columns["question_id"].codes[index]]
+        benchmark = columns["benchmark"].value_array()[columns["benchmark"].codes[index]]
+        model_key = key_of_name[columns["model"].codes[index]]
+        problems.add(order, "duplicate", path, int(lines[index]), "question_id",
+                     f"a second row of (model {model_key!r}, {benchmark}, question_id {question_id!r}) in this file; "
+                     "the first is kept", model_key, benchmark)
+    return kept[first], group[first]
+
+
+def _file_table(kept, group, scored, columns, keys, split, variant, kind, options, lines, path, task, registry
+                ) -> pd.DataFrame:
+    """The kept rows in TABLE_COLUMNS, with ingestion's dtypes and category orders, plus `_name`."""
+    _validate_outcomes(kept, group, scored, columns, split, variant)
+    model_order = [spec.key for family in registry.families for spec in registry.family_order(family)]
+    key_of_name = np.array([*keys, None], dtype=object)
+    model = _derived(key_of_name[columns["model"].codes[kept]])
+    specs = [registry.get(key) for key in model.values]
+    frame = pd.DataFrame({"model": _category(model.codes, model.values, model_order)})
+    for name, order in (("family", registry.families), ("size", [registry.get(k).size for k in model_order]),
+                        ("encoder_tier", ())):
+        per_model = _derived(np.array([getattr(spec, name) for spec in specs], dtype=object)[model.codes])
+        frame[name] = _category(per_model.codes, per_model.values, order)
+    for name, dtype in (("total_params", np.int64), ("active_params", np.int64), ("moe", bool)):
+        frame[name] = np.array([getattr(spec, name) for spec in specs], dtype=dtype)[model.codes]
+    for name, column, order in (("benchmark", columns["benchmark"], BENCHMARKS), ("split", split, SPLITS),
+                                ("subtask", columns["subtask"], ()), ("variant", variant, ())):
+        frame[name] = _category(column.codes[kept], column.values, order)
+    frame["question_id"] = _text_series(columns["question_id"].arrow(kept))
+    frame["variant"] = frame.pop("variant")
+    frame["gold"] = _text_series(columns["gold"].arrow(kept))
+    frame["response"] = _text_series(columns["response"].arrow(kept))
+    fields = [s.fields or {} for s in scored]
+    present, firsts = np.unique(group, return_index=True)
+    options_of_group = {g: options[columns["options"].codes[kept[f]]] or [] for g, f in zip(present, firsts)}
+    per_group = {
+        "prediction": [f.get("prediction") for f in fields],
+        "correct": [f.get("correct") for f in fields],
+        "match": [f.get("match") for f in fields],
+        **{name: [f.get(name) for f in fields] for name in PROMOTED_FIELDS if name != "kind"},
+        "extra": [_extra(f, options_of_group.get(g, [])) if g in options_of_group else None
+                  for g, f in enumerate(fields)],
+    }
+    frame["prediction"] = _text_series(pa.array(per_group["prediction"], pa.large_string()).take(group))
+    correct = np.array([c is True for c in per_group["correct"]], dtype=bool)[group]
+    unknown = np.array([c is None for c in per_group["correct"]], dtype=bool)[group]
+    frame["correct"] = pd.arrays.BooleanArray(correct, unknown)
+    match = _derived(np.array(per_group["match"], dtype=object)[group])
+    frame["match"] = _category(match.codes, match.values, MATCH_KINDS)
+    for name in PROMOTED_FIELDS:
+        if name == "kind":
+            frame["kind"] = _category(kind.codes[kept], kind.values)
+        else:
+            promoted = _derived(np.array(per_group[name], dtype=object)[group])
+            frame[name] = _category(promoted.codes, promoted.values)
+    frame["extra"] = _text_series(pa.array(per_group["extra"], pa.large_string()).take(group))
+    frame["task"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[task])
+    frame["doc_id"] = pd.arrays.IntegerArray(np.zeros(len(kept), dtype=np.int64), np.ones(len(kept), dtype=bool))
+    frame["source_file"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[str(path)])
+    frame["source_line"] = lines[kept].astype(np.int32)
+    for name in TABLE_COLUMNS:  # a record field the table gains as a column of its own (outcome fields only)
+        if name not in frame:
+            values = _derived(np.array([f.get(name) for f in fields], dtype=object)[group])
+            frame[name] = _category(values.codes, values.values)
+    table = frame[TABLE_COLUMNS]
+    table.insert(len(TABLE_COLUMNS), "_name", _category(columns["model"].codes[kept], columns["model"].values))
+    return table
+
+
+def _validate_outcomes(kept, group, scored, columns, split, variant) -> None:
+    """Each distinct outcome, with the question fields of its first kept row, against the record contract."""
+    present, firsts = np.unique(group, return_index=True)
+    for g, first in zip(present, kept[firsts]):
+        cell = {name: columns[name].value_array()[columns[name].codes[first]]
+                for name in ("benchmark", "subtask", "question_id", "gold")}
+        record = {**cell, "split": split.value_array()[split.codes[first]],
+                  "variant": variant.value_array()[variant.codes[first]], **scored[g].fields}
+        try:
+            validate_record(record, imported=True)
+        except RecordError as error:  # the scoring core wrote a record the contract refuses: a bug, not bad input
+            raise AssertionError(f"row {first}: scored record breaks the contract: {error}") from None
+
+
+# ---------------------------------------------------------------------------------------------- import
+def _table_of(source: ImportSource, order: int, problems: Problems) -> tuple[pa.Table, np.ndarray, str, int]:
+    """The table-format rows of a source, where each is in its file, its task label (the VLMEvalKit dataset, or
+    "imported") and the number of its lines that hold no row (reported)."""
+    table, lines, bad_lines = read_file(source.path)
+    for line, reason in bad_lines:
+        problems.add(order, "unplaceable_row", source.path, line, None, reason)
+    if source.harness == "vlmevalkit":
+        model, dataset = split_vlmevalkit_name(source.path, source.dataset)
+        frame = vlmevalkit_table(table.to_pandas(), source.path, model, dataset, source.subtask_column)
+        return pa.Table.from_pandas(frame, preserve_index=False), lines, dataset, len(bad_lines)
+    return table, lines, "imported", len(bad_lines)
+
+
+def _unresolved_message(unresolved: dict) -> str:
+    lines = [f"{len(unresolved)} model name(s) in imported files match no registry model, so their rows cannot be "
+             "attributed:"]
+    lines += [f"  {file}: {name!r} ({n} rows)" for (file, name), n in sorted(unresolved.items())]
+    lines.append("Describe your models in a models YAML passed with --extra-models FILE (its key, hf_id or aliases "
+                 "naming them as the file does); --model-map NAME=KEY for another name of a registry model; or skip "
+                 "these rows: --skip-unknown-models.")
+    return "\n".join(lines)
+
+
+def _refuse_keys_in_two_files(table: pd.DataFrame) -> None:
+    clash = table.duplicated(ROW_KEY, keep=False)
+    if clash.any():
+        first = table[clash].iloc[0]
+        files = sorted(set(table.loc[clash, "source_file"].astype(str)))
+        raise DuplicateRunsError(f"{int(clash.sum())} rows of the same (model, benchmark, split, variant, question_id) "
+                                 f"are in {len(files)} imported files ({', '.join(files[:3])}), e.g. {first['model']} "
+                                 f"{first['benchmark']} question_id {first['question_id']!r}: imported files carry no "
+                                 "timestamps to choose by; keep one of each")
+
+
+def import_outputs(sources: list[ImportSource], registry: Registry, model_overrides: dict[str, str] | None = None,
+                   strict: bool = True) -> IngestResult:
+    """The per-question table of the imported files (rules in the module docstring), as an IngestResult whose
+    `runs` has one row per file and model (status "imported: <harness>") and whose run_tasks and settings are
+    empty: the files say nothing of how the models were run."""
+    if model_overrides:
+        registry = registry.with_overrides(model_overrides)
+    problems = Problems()
+    unresolved: dict[tuple[str, str], int] = {}
+    parts, runs, lines_read = [], [], 0
+    for order, source in enumerate(sources):
+        table, lines, task, bad_lines = _table_of(source, order, problems)
+        lines_read += len(lines) + bad_lines
+        part, names = _place(table, lines, source.path, order, task, registry, problems)
+        unresolved.update({(str(source.path), name): count for name, count in names.items()})
+        runs.append(_runs_of(part, source.harness))
+        parts.append(part.drop(columns="_name"))
+    if unresolved and strict:
+        raise UnresolvedModelError(_unresolved_message(unresolved))
+    for (file, name), count in sorted(unresolved.items()):
+        problems.add(-1, "unresolved_model", file, None, "model",
+                     f"model {name!r} matches no registry model; {count} rows not imported (--extra-models describes "
+                     "it)", name)
+    result = empty_result()
+    if len(parts) == 1:
+        result.table = parts[0]
+    elif parts:
+        table = pd.concat([p.astype({c: object for c in p.columns if isinstance(p[c].dtype, pd.CategoricalDtype)})
+                           for p in parts], ignore_index=True)
+        result.table = order_table_categories(table, registry)
+        _refuse_keys_in_two_files(result.table)
+    if runs:
+        result.runs = pd.concat(runs, ignore_index=True)
+    result.problems = problems.frame()
+    kinds = problems.counts()
+    result.counts.update({"import_files": len(sources), "imported_rows": len(result.table), "rows": len(result.table),
+                          "lines_read": lines_read, "lines_skipped": lines_read - len(result.table),
+                          **{kind: kinds[kind] for kind in kinds}})
+    return result
+
+
+def _runs_of(part: pd.DataFrame, harness: str) -> pd.DataFrame:
+    """One runs-frame row per model (and its name in the file) of one imported file."""
+    records = [{
+        "results_file": str(file), "timestamp": None, "model": str(key), "model_path": str(name),
+        "lmms_eval_model": None, "lmms_eval_version": None, "tasks": str(task), "n_samples_files": 1,
+        "n_lines": int(count), "n_rows": int(count), "n_skipped": 0, "status": f"imported: {harness}", "detail": None,
+        "elapsed_s": float("nan"),
+    } for (file, key, name, task), count in part.groupby(["source_file", "model", "_name", "task"], observed=True,
+                                                         sort=True).size().items()]
+    return pd.DataFrame(records, columns=RUNS_COLUMNS).astype(
+        {"n_samples_files": "int64", "n_lines": "int64", "n_rows": "int64", "n_skipped": "int64",
+         "elapsed_s": "float64"})
+
+
+# ---------------------------------------------------------------------------------------------- combine
+LMMS_EVAL = "lmms-eval"
+
+
+def sources_of_models(runs: pd.DataFrame) -> dict[str, set[str]]:
+    """model -> the harnesses its rows come from (lmms-eval, vlmevalkit, table)."""
+    found: dict[str, set[str]] = {}
+    for model, status in runs.loc[runs["n_rows"] > 0, ["model", "status"]].itertuples(index=False):
+        harness = LMMS_EVAL if status == "ingested" else str(status).removeprefix("imported: ")
+        found.setdefault(str(model), set()).add(harness)
+    return found
+
+
+def imported_files(runs: pd.DataFrame) -> set[str]:
+    """The files of the runs frame that were imported (not lmms-eval logs)."""
+    return set(runs.loc[runs["status"].astype(str).str.startswith("imported: "), "results_file"].astype(str))
+
+
+def combine(logs: IngestResult | None, imported: IngestResult, registry: Registry,
+            mix_sources: bool = False) -> IngestResult:
+    """The lmms-eval logs' result and the imported one as one. A model whose rows come from two harnesses is
+    refused (MixedSourcesError) unless `mix_sources`: its answers were produced and scored by different prompts
+    and pipelines, so its comparisons would mix them. The same row key in both raises DuplicateRunsError."""
+    runs = imported.runs if logs is None else pd.concat([logs.runs, imported.runs], ignore_index=True)
+    mixed = {model: sorted(found) for model, found in sources_of_models(runs).items() if len(found) > 1}
+    if mixed and not mix_sources:
+        named = "; ".join(f"{model}: {', '.join(found)}" for model, found in sorted(mixed.items())[:3])
+        raise MixedSourcesError(f"{len(mixed)} model(s) have rows from more than one harness ({named}"
+                                f"{' ...' if len(mixed) > 3 else ''}): their prompts and scoring pipelines differ, so "
+                                "one model's comparisons would mix them; pass --mix-sources to analyse them together")
+    if logs is None:
+        return imported
+    tables = [frame.astype({c: object for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
+              for frame in (logs.table, imported.table) if len(frame)]
+    table = pd.concat(tables, ignore_index=True) if tables else logs.table
+    if len(tables) == 2:
+        table = order_table_categories(table, registry)
+        clash = table.duplicated(ROW_KEY, keep=False)
+        if clash.any():
+            first = table[clash].iloc[0]
+            raise DuplicateRunsError(f"{int(clash.sum()) // 2} rows of the same (model, benchmark, split, variant, "
+                                     f"question_id) are both in the lmms-eval logs and in an imported file, e.g. "
+                                     f"{first['model']} {first['benchmark']} question_id {first['question_id']!r} "
+                                     f"({first['source_file']}): keep one of them")
+    counts = dict(logs.counts)
+    for key, value in imported.counts.items():
+        counts[key] = counts.get(key, 0) + value
+    problems = pd.concat([logs.problems.astype({"kind": object}), imported.problems.astype({"kind": object})],
+                         ignore_index=True)
+    return IngestResult(table=table, runs=runs, problems=problem_dtypes(problems), run_tasks=logs.run_tasks,
+                        settings=logs.settings, duplicate_runs=logs.duplicate_runs, counts=counts,
+                        from_cache=logs.from_cache and imported.from_cache)
+
+
+class MixedSourcesError(ValueError):
+    """One model's rows come from two harnesses and mixing was not asked for."""
+
+
+__all__ = ["ANSWER_COLUMNS", "LMMS_EVAL", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "TABLE_FIELDS", "VLMEVALKIT_DATASETS",
+           "ImportFormatError", "ImportSource", "MixedSourcesError", "combine", "import_outputs", "imported_files",
+           "read_file",
+           "sources_of_models", "split_vlmevalkit_name", "vlmevalkit_table"]
