@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lmms_eval_tasks.extraction_corpus import (
+from extraction_bench.synthetic import (
     DEFAULT_FOLDER,
     load_corpus,
     read_corpus,

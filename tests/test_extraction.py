@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmms_eval_tasks.extraction import (
+    COMMITTING_CHOICE_RULES,
     FUNCTION_WORDS,
+    Extraction,
     extract_answer_part,
     extract_choice,
     extract_number,
@@ -16,6 +18,11 @@ from lmms_eval_tasks.extraction import (
 from lmms_eval_tasks.record import ABSTAIN_REASONS
 
 deterministic = settings(derandomize=True, database=None)
+
+
+def letter_read(extraction: Extraction) -> str | None:
+    """The letter the rules read: committed, or withheld as `inconclusive` (its rule does not commit)."""
+    return extraction.prediction if extraction.reason != "inconclusive" else extraction.candidate
 
 OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red square"]
 
@@ -36,9 +43,11 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
         ("Looking closely...\nAnswer: (c)", "C", "answer_line"),
         ("B. a green circle", "B", "leading"),
         ("(A) a red square, since the square is red.", "A", "leading"),
-        ("It is a green circle.", "B", "option_text"),
-        ("The image shows a dark red square.", "D", "option_text"),  # the contained option yields
+        ("It is a green circle.", "B", "conclusion_text"),
+        ("The image shows a dark red square.", "D", "conclusion_text"),  # the contained option yields
         ("I believe B is right", "B", "capital"),
+        ("I pick (B) after looking.", "B", "choice_statement"),
+        ("Looking closely, it is (B).", "B", "mention"),
         ("<think>Could be A or maybe D, D looks darker.</think>\nB", "B", "whole"),
         ("Let me reason. The shape is round and green.</think>The answer is B.", "B", "answer_statement"),
         ("The answer is first (A), no wait, the answer is (C).", "C", "answer_statement"),
@@ -53,8 +62,11 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
 )
 def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
     extraction = extract_choice(response, OPTIONS)
-    assert (extraction.prediction, extraction.rule) == (letter, rule)
-    assert extraction.match == ("option_text" if rule == "option_text" else "letter")
+    assert (letter_read(extraction), extraction.rule) == (letter, rule)
+    if rule in COMMITTING_CHOICE_RULES:
+        assert extraction.match == ("option_text" if rule == "option_text" else "letter")
+    else:  # a rule below 99.9% on real text: the letter is withheld for the judge
+        assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
 
 
 @pytest.mark.parametrize(
@@ -168,7 +180,7 @@ TEMPLATES = ["{L}", "({L})", "{L}.", "**{L}**", "The answer is {L}", "The correc
 def test_a_single_letter_in_a_recognised_pattern_is_that_letter(options, data):
     letter = data.draw(st.sampled_from([chr(65 + i) for i in range(len(options))]))
     template = data.draw(st.sampled_from(TEMPLATES))
-    assert extract_choice(template.format(L=letter), options).prediction == letter
+    assert letter_read(extract_choice(template.format(L=letter), options)) == letter
 
 
 @deterministic
@@ -187,7 +199,7 @@ def test_naming_one_option_text_selects_it(options, data):
     index = data.draw(st.integers(0, len(options) - 1))
     if any(options[index] in other for i, other in enumerate(options) if i != index):
         return  # the text is part of another option: naming it is not unique
-    assert extract_choice(f"It is {options[index]}.", options).prediction == chr(65 + index)
+    assert letter_read(extract_choice(f"It is {options[index]}.", options)) == chr(65 + index)
 
 
 # Options as benchmarks write them (with capitals, digits, punctuation); framing that names no option.
@@ -218,7 +230,7 @@ def test_a_committed_answer_in_neutral_framing_is_read(options, data):
     index = data.draw(st.integers(0, len(options) - 1))
     letter = _letters(options)[index]
     commitment = data.draw(st.sampled_from(COMMITMENTS)).format(L=letter, T=options[index])
-    assert extract_choice(_framed(data, commitment), options).prediction == letter
+    assert letter_read(extract_choice(_framed(data, commitment), options)) == letter
 
 
 @deterministic
@@ -262,5 +274,5 @@ def test_permuting_the_options_relabels_the_answer(options, data):
     before = extract_choice(template.format(L=_letters(options)[index], T=options[index]), options)
     moved = shuffled.index(options[index])
     after = extract_choice(template.format(L=_letters(shuffled)[moved], T=options[index]), shuffled)
-    assert before.prediction == _letters(options)[index]
-    assert after.prediction == _letters(shuffled)[moved]
+    assert letter_read(before) == _letters(options)[index]
+    assert letter_read(after) == _letters(shuffled)[moved]
