@@ -36,6 +36,8 @@ from lmms_eval_tasks.extraction import (
 from lmms_eval_tasks.question import LETTERS
 from lmms_eval_tasks.record import ABSTAIN_REASONS
 
+from .real import tier_table
+
 DEFAULT_FOLDER = Path(__file__).resolve().parents[1] / "tests" / "extraction_corpus"
 KINDS = ("mcq", "yes_no", "numeric", "open")
 FIELDS = ("id", "kind", "options", "response", "expected", "reason", "style")
@@ -143,7 +145,7 @@ def read_corpus(items: list[CorpusItem]) -> pd.DataFrame:
             "id": item.id, "kind": item.kind, "style": item.style, "committed": item.committed,
             "expected": item.expected, "label_reason": item.reason, "known_miss": item.known_miss,
             "prediction": extraction.prediction, "rule": extraction.rule, "reason": extraction.reason,
-            "given": extraction.found, "right": right, "candidate": extraction.candidate,
+            "given": extraction.found, "right": right, "candidate": extraction.candidate, "tier": extraction.tier,
             "withheld_right": extraction.reason == "inconclusive" and same_answer(item, extraction.candidate),
             "agrees": right if item.committed else (not extraction.found and extraction.reason == item.reason),
         })
@@ -220,6 +222,10 @@ def scorecard(read: pd.DataFrame) -> str:
         "Per question kind (answers are letters, Yes/No, numbers or open answer parts):",
         "",
         kinds.to_markdown(),
+        "",
+        "Per tier:",
+        "",
+        _percent(tier_table(read), ["precision", "coverage share"]).to_markdown(),
         "",
         "Answers per rule (coverage share: the committed answers this rule read right):",
         "",
