@@ -68,17 +68,17 @@ RULE_TIERS = {
     "whole": STRICT, "first_line": STRICT, "answer_line": STRICT, "letter_line": STRICT, "leading": STRICT,
     "option_text": STRICT, "first_word": STRICT,
     "boxed": STRICT, "answer_statement": READING, "choice_statement": READING, "so_statement": READING, "verdict": READING,
-    "predicate": READING, "mention": READING, "conclusion_text": READING, "capital": READING,
+    "predicate": READING, "mention": READING, "mention_with_text": READING, "conclusion_text": READING, "capital": READING,
     "only_word": READING, "calculation": READING, "only_number": READING,
 }
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the dev sample
-# (tests/extraction_real/m3cot_dev.jsonl, docs/extraction_precision.md): a rule commits when at least 99.9% of its
-# letters there are right, and a reading rule also needs 20 letters or more to show it (a strict rule reads a
-# stated letter, and commits unless measured below). mention (47/53), conclusion_text (39/43), predicate (45/46),
-# choice_statement (1 letter), so_statement and verdict (none) do not: their letters are withheld, abstain
-# reason `inconclusive` with the letter kept as `candidate`, for the adjudication judge.
+# (tests/extraction_real/m3cot_dev.jsonl, docs/extraction_precision.md): a rule commits when at least 99.9% of the
+# letters it finds there are right, and a reading rule also needs 20 letters or more to show it (a strict rule
+# reads a stated letter and commits unless measured below). Withheld: conclusion_text (39/43), predicate (4/5),
+# mention (11/11, too few), choice_statement (1), so_statement and verdict (none): abstain reason `inconclusive`,
+# the letter kept as `candidate`, for the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
-                                     "boxed", "answer_statement", "capital"})
+                                     "boxed", "answer_statement", "capital", "mention_with_text"})
 
 
 def tier_of(rule: str | None, match: str) -> str | None:
@@ -455,6 +455,7 @@ def _without_article(words: list[str]) -> list[str]:
 
 
 SENTENCE_TEXT = re.compile(r"(?:^|(?<=\n)|(?<=[a-z0-9'\"][.!?]))[ \t]*([^.!?\n]+?)[ \t]*(?:[.!?]+(?=\s|$)|(?=\n)|$)")  # one sentence
+CUT_LETTER = re.compile(r"[ \t]*\([ \t]*([A-Za-z])[ \t]*")  # a bracket the generation never closed, at the text's end
 ITEM_BEFORE = re.compile(r"(?:^|[.!?;,:]|\band)[ \t]*$")  # where an item of a list starts
 NAMED_LETTER = re.compile(r"(?i:\b(?:option|choice)s?)[ \t]*\(?([A-Z])\)?(?![\w'])")
 
@@ -717,6 +718,9 @@ class _Reader:
         null = NULL_ANSWER.match(self.text, pos, end)
         if null:
             return Reading("null", reason=null.lastgroup), null.end()
+        cut = CUT_LETTER.fullmatch(self.text, pos)
+        if cut:  # "Answer: (B" where the generation stopped
+            return self._checked(cut.group(1).upper()), len(self.text)
         lower = LOWER_LETTER.fullmatch(self.text, pos, self.clause_end(pos, end))
         if lower:
             return self._checked((lower.group(1) or lower.group(2)).upper()), end
@@ -970,6 +974,18 @@ class _Reader:
             return "all_options_listed"
         return "several_answers" if by_letter and len(span.split()) <= 12 else "no_answer"
 
+    def _mention(self, tokens: list[Token]) -> Extraction:
+        """The one letter the conclusion names: "mention_with_text" where its own option text follows it ("is (B)
+        Lynx rufus"), "mention" otherwise; a letter followed by another option's text or label contradicts itself."""
+        with_text = False
+        for token in tokens:
+            line_end = self.text.find("\n", token.end) % (len(self.text) + 1)
+            own = self._own_text_end(token, line_end) is not None
+            if self._one_letter(token, own, token.end, line_end).kind == "conflict":
+                return abstain("mention", "self_contradiction")
+            with_text |= own
+        return Extraction(tokens[0].letter, "letter", "mention_with_text" if with_text else "mention")
+
     def without_commitment(self) -> Extraction:
         if len(self.text.split()) >= 6 and UNFINISHED.search(self.text):
             return abstain("unfinished", "truncated")  # the conclusion was never written
@@ -982,9 +998,11 @@ class _Reader:
             return abstain("none_of_the_options", "none_fit")
         mentions = [t for t in self.tokens(start, end) if t.strong and not self.rejected(t.start, t.end)]
         letters = {t.letter for t in mentions}
+        if letters & self.valid and REFUSAL.search(span):  # "The options are (A) Winter ... not possible to choose"
+            return abstain("mention", "refusal")
         if letters & self.valid:
             if len(letters & self.valid) == 1:
-                return Extraction((letters & self.valid).pop(), "letter", "mention")
+                return self._mention([t for t in mentions if t.letter in self.valid])
             return abstain("mention", self.several_reason(start, end, letters & self.valid))
         if letters:
             return abstain("mention", "out_of_range")
@@ -1027,8 +1045,10 @@ def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
             return abstain(final.rule, "self_contradiction")
         break
     reading = final.reading
-    if reading.kind == "one":
-        return Extraction(reading.letters[0], match_of(reading), final.rule)
+    if reading.kind == "one":  # a letter that a committing rule also reads is committed by it: "(c) True" (leading)
+        agreeing = [c for c in commitments if c.reading.same_as(reading) and c.rule in COMMITTING_CHOICE_RULES]
+        rule = final.rule if final.rule in COMMITTING_CHOICE_RULES or not agreeing else agreeing[-1].rule
+        return Extraction(reading.letters[0], match_of(reading), rule)
     return abstain(final.rule, reading.reason if reading.kind == "null" else KIND_REASONS[reading.kind])
 
 
@@ -1046,6 +1066,9 @@ def without_option_echo(text: str, options: list[str], letters: list[str]) -> st
         if words:
             pattern = rf"[(\[](?i:{letter})[)\]][ \t]*" + r"[ \t]+".join(map(re.escape, words))
             items += [(m.start(), m.end(), letter) for m in re.finditer(pattern, text)]
+            cut = re.search(rf"[(\[](?i:{letter})[)\]][ \t]*(\S[^\n]*?)\s*$", text)  # the last item, cut short
+            if cut and len(cut.group(1)) >= 3 and " ".join(words).startswith(cut.group(1)):
+                items.append((cut.start(), cut.end(), letter))
     items.sort()
     runs, run = [], []
     for item in items:
