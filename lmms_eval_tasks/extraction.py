@@ -5,31 +5,46 @@ prediction, the reason (one of record.ABSTAIN_REASONS). A response that does not
 existing option gets no prediction -- never a guess or a default letter; it is scored wrong (match
 "none") unless an adjudicator decides it (scoring.set_adjudicator).
 
-Multiple choice (`extract_choice`) is read in two layers.
+Precision first: every rule has a tier (RULE_TIERS: `strict` reads a stated letter, `reading` interprets prose),
+and a letter from a multiple-choice rule that is not in COMMITTING_CHOICE_RULES -- its measured precision on the
+labelled real responses is below 99.9%, or too thinly supported -- is withheld: abstain reason `inconclusive`,
+the letter kept as `candidate`, for the adjudication judge. So is a letter a reading rule takes from a text that
+stops mid-sentence. `tier_of` gives the tier of a record written before the tier was recorded.
+
+Multiple choice (`extract_choice`) is read in two layers, after a copy of the option list on one line ("[Choices]
+(A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked.
 
 1. Commitments, the places where a response states its answer:
-     answer_line       an "Answer: X" line (the CoT format), "Final answer: X"
-     answer_statement  "the (correct|best|closest) answer/option is X", "my choice: X", "I'd go with X",
-                       "So, X.", "Conclusion: X", "X is correct", "X best describes the image",
-                       "the third image is more similar", \\boxed{X}
-     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "Point A"
-     first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."
-     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer."
-     option_text       the first line is exactly one option's text
-     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)"
+     answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short
+     answer_statement  "the (correct|best|closest) answer/option is X"
+     choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
+     predicate         "X is correct", "X best describes the image", "the third image is more similar"
+     boxed             \\boxed{X}
+     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "b)", "Point A"
+     first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."; it also stands
+                       before a list that analyses each option
+     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer.", "b. Paris"
+     option_text       the first line, or the opening sentence, is exactly one option's text
+     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)", "... b)"
    `_Reader.read_phrase` reads what a commitment says: one letter (with or without its option text),
    an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
    answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
    another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
    when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
-   response contradicts itself. Lines led by different letters (the option list, or an analysis of
-   each option) are no commitment.
+   response contradicts itself; a letter that a committing rule also reads is committed by that rule. Lines
+   led by different letters (the option list, or an analysis of each option) are no commitment. A letter
+   followed by what belongs to another option contradicts itself: its text or opening words ("(A) 0.27" where
+   (B) is 0.27, "(C). Country 3"), its value ("(C). The point lies at -11.8 km"), or a letter label that another
+   option's text names ("(A) Container A" where (C) is "Option A in the image"; "Answer: Option C" where (A) is
+   "Option C in the image"). A letter followed by other letters written as items ("(A), she studies. (B), she
+   sleeps.") or a bracket of letters ("(A, B) 7") names several.
 2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
    (all of a short response, the last two sentences of a long one, the last sentence of one that opens
    as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
-     mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'"
+     mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'" (inside a
+                  refusal it is none); mention_with_text: followed by its own option text ("is (B) Lynx rufus")
      (then "none of the options", and hedges such as "either ... or", "equally")
-     option_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
+     conclusion_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
      capital      exactly one stand-alone capital option letter: "I think it's B"
    and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 
@@ -74,11 +89,12 @@ RULE_TIERS = {
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the dev sample
 # (tests/extraction_real/m3cot_dev.jsonl, docs/extraction_precision.md): a rule commits when at least 99.9% of the
 # letters it finds there are right, and a reading rule also needs 20 letters or more to show it (a strict rule
-# reads a stated letter and commits unless measured below). Withheld: conclusion_text (39/43), predicate (4/5),
-# mention (11/11, too few), choice_statement (1), so_statement and verdict (none): abstain reason `inconclusive`,
-# the letter kept as `candidate`, for the adjudication judge.
+# reads a stated letter and commits unless measured below; boxed has no letters there). Withheld: conclusion_text
+# (39/43), predicate (5/6), mention (11/11, too few), choice_statement (1/1), capital, so_statement and verdict
+# (none left once the rules above have read): abstain reason `inconclusive`, the letter kept as `candidate`, for
+# the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
-                                     "boxed", "answer_statement", "capital", "mention_with_text"})
+                                     "boxed", "answer_statement", "mention_with_text"})
 
 
 def tier_of(rule: str | None, match: str) -> str | None:
@@ -455,6 +471,9 @@ def _without_article(words: list[str]) -> list[str]:
 
 
 SENTENCE_TEXT = re.compile(r"(?:^|(?<=\n)|(?<=[a-z0-9'\"][.!?]))[ \t]*([^.!?\n]+?)[ \t]*(?:[.!?]+(?=\s|$)|(?=\n)|$)")  # one sentence
+LOWER_LEAD = re.compile(r"([a-z])([.)])(?=[ \t]|$)")  # a lower-case letter opening a line: "b. Paris", "b) Paris"
+LAST_LOWER_LETTER = re.compile(r"(?<=[.!?,])[ \t]+\(?([a-z])\)[ \t]*[.!]?[ \t]*$", re.MULTILINE)  # a line's last sentence: "b)"
+LOWER_CLOSED = re.compile(r"([a-z])\)")
 CUT_LETTER = re.compile(r"[ \t]*\([ \t]*([A-Za-z])[ \t]*")  # a bracket the generation never closed, at the text's end
 ITEM_BEFORE = re.compile(r"(?:^|[.!?;,:]|\band)[ \t]*$")  # where an item of a list starts
 NAMED_LETTER = re.compile(r"(?i:\b(?:option|choice)s?)[ \t]*\(?([A-Z])\)?(?![\w'])")
@@ -532,6 +551,8 @@ class _Reader:
         """The letter that the text at pos (after spaces) begins with."""
         pos = len(self.text[:end]) - len(self.text[pos:end].lstrip()) if pos < end else pos
         m = LETTER.match(self.text, pos, end)
+        if m is None and (pos == 0 or self.text[pos - 1] == "\n") and (lower := LOWER_LEAD.match(self.text, pos, end)):
+            return Token(lower.group(1).upper(), pos, pos + 1 + (lower.group(2) == ")"), "closed")  # "b. Paris", "b) Paris"
         return self._token(m, stated) if m else None
 
     def tokens(self, start: int, end: int) -> list[Token]:
@@ -718,6 +739,11 @@ class _Reader:
         null = NULL_ANSWER.match(self.text, pos, end)
         if null:
             return Reading("null", reason=null.lastgroup), null.end()
+        closed = LOWER_CLOSED.match(self.text, pos, end)
+        if closed:  # "Final answer: b) the bridge"
+            token = Token(closed.group(1).upper(), pos, closed.end(), "closed")
+            own_end = self._own_text_end(token, end)
+            return self._one_letter(token, own_end is not None, own_end or token.end, end), own_end or token.end
         cut = CUT_LETTER.fullmatch(self.text, pos)
         if cut:  # "Answer: (B" where the generation stopped
             return self._checked(cut.group(1).upper()), len(self.text)
@@ -884,19 +910,37 @@ class _Reader:
         bare = {t.letter for i, t in self.leads.items() if not self.text[t.end : self.lines[i][1]].strip(" \t.:)")}
         return len(items) > 1 or len(bare) > 1
 
+    def _answer_before_list(self) -> bool:
+        """Whether the first line answers apart from the list of lines that follows: it is only a letter, or the
+        list leads another line with its letter again (an analysis of each option after the answer)."""
+        first = self.leads.get(0)
+        if first is None:
+            return False
+        if not self.text[first.end : self.lines[0][1]].strip(" \t.:)"):
+            return True
+        return any(token.letter == first.letter for i, token in self.leads.items() if i > 0)
+
     def line_commitments(self) -> list[Commitment]:
         """The first line, and later lines or sentences that are only a letter (or a letter with its text);
         none where the lines list the options or analyse each one."""
-        if self.listing():
-            return []
+        if self.listing():  # the first line may answer before the list: "B\n\n- (A) ...: wrong\n- (B) ...: right"
+            return self._first_line() if self._answer_before_list() else []
         found = self._first_line()
         for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
-            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token):
+            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token) \
+                    and not REFUSAL.search(self.text, 0, token.start):  # "I cannot tell.\n\nB" is a guess
                 found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
-        for sentence in SENTENCE_TEXT.finditer(self.text):  # "It seems like there's an error in all the options. ..."
-            option = self.option_at(sentence.start(1), sentence.end(1))
-            if option is not None and option[1] == sentence.end(1) and len(self.option_words[option[0]]) >= 3:
-                found.append(Commitment(sentence.start(1), Reading("one", (option[0],), by_text=True), "option_text", priority=0))
+        opening = SENTENCE_TEXT.match(self.text)  # "It seems like there's an error in all the options. The answer: (D)"
+        option = self.option_at(opening.start(1), opening.end(1)) if opening else None
+        if option is not None and option[1] == opening.end(1) and len(self.option_words[option[0]]) >= 3:
+            found.append(Commitment(opening.start(1), Reading("one", (option[0],), by_text=True), "option_text", priority=0))
+        for start, end in self.lines[1:]:  # "... compared.\n\nb)"
+            lower = LOWER_LETTER.fullmatch(self.text, start, end)
+            if lower and not REFUSAL.search(self.text, 0, start):
+                found.append(Commitment(start, self._checked((lower.group(1) or lower.group(2)).upper()), "letter_line", priority=0))
+        for last in LAST_LOWER_LETTER.finditer(self.text):  # "... well lit. b)"
+            if not REFUSAL.search(self.text, 0, last.start()):
+                found.append(Commitment(last.start(1), self._checked(last.group(1).upper()), "letter_line", priority=0))
         for i in range(1, len(self.lines)):  # "Let me look.\n\nA. the bridge"
             token = self.leads.get(i)
             if token is not None and token.letter in self.valid and self._own_text_end(token, self.lines[i][1]) is not None:
@@ -915,8 +959,9 @@ class _Reader:
             letter_only = not self.text[self.leads[0].end : end].strip(" \t.:)*")
             rule = ("first_line" if several_lines else "whole") if letter_only else "leading"
             return [Commitment(start, reading, rule, priority=0)]
-        if not several_lines and (lower := LOWER_LETTER.fullmatch(self.text)):  # "b"
-            return [Commitment(0, self._checked((lower.group(1) or lower.group(2)).upper()), "whole", priority=0)]
+        if lower := LOWER_LETTER.fullmatch(self.text, start, end):  # "b", "b)\n\nBecause ..."
+            letter = self._checked((lower.group(1) or lower.group(2)).upper())
+            return [Commitment(0, letter, "first_line" if several_lines else "whole", priority=0)]
         option = self.option_at(start, end)
         if option is not None and not self.text[option[1] : end].strip(" \t.!"):  # "The second image."
             return [Commitment(start, Reading("one", (option[0],), by_text=True), "option_text", priority=0)]
@@ -1093,14 +1138,16 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
         return abstain("empty", "empty")
     reader = _Reader(without_option_echo(text, options, letters), options, letters)
     commitments = reader.statements() + reader.line_commitments()
+    cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
     if not commitments:
-        return _committed(reader.without_commitment())
-    return _committed(_settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter"))
+        return _committed(reader.without_commitment(), cut)
+    return _committed(_settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter"), cut)
 
 
-def _committed(extraction: Extraction) -> Extraction:
-    """The extraction, or `inconclusive` with its letter as the candidate where its rule does not commit."""
-    if extraction.found and extraction.rule not in COMMITTING_CHOICE_RULES:
+def _committed(extraction: Extraction, cut: bool) -> Extraction:
+    """The extraction, or `inconclusive` with its letter as the candidate where its rule does not commit, or where
+    a reading rule read a text that stops mid-sentence (working cut off mid-elimination is no choice)."""
+    if extraction.found and (extraction.rule not in COMMITTING_CHOICE_RULES or cut and extraction.tier == READING):
         return Extraction(None, "none", extraction.rule, "inconclusive", candidate=extraction.prediction)
     return extraction
 
