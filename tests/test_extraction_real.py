@@ -85,3 +85,16 @@ def test_a_malformed_label_line_is_named(tmp_path):
     path.write_text(json.dumps({**good, "file": "gemini-cot"}) + "\n")
     with pytest.raises(real.LabelError, match=r"s\.jsonl:1: field 'file'"):
         real.load_labels(path)
+
+
+# The held-out sample was opened once, after the rules were frozen (commit 6d89ef2), and scored; these are its
+# figures (docs/extraction_precision.md). They miss two of issue 17's targets: precision 99.18% (< 99.9%) and
+# abstention 94.66% (< 97%); coverage is 97.73% on direct and 95.96% on two-turn prompts. A change to the rules
+# changes them: the sample is then no longer held out, and a new one is needed to measure it.
+HELD_OUT = {"items": 1008, "given": 854, "right": 847, "committed": 877, "non_answers": 131, "withheld": 16}
+
+
+@needs_data
+def test_the_held_out_figures_are_those_recorded():
+    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout")))
+    assert {key: totals[key] for key in HELD_OUT} == HELD_OUT
