@@ -48,3 +48,19 @@ def test_a_tier_that_breaks_the_contract_is_named(tmp_path, fast):
     problems = parse_samples_file(path, fast=fast).problems
     assert [(kind, line, field) for kind, line, field, _, _ in problems] == \
         [("invalid_record", n, "per_question.extraction_tier") for n in (1, 2, 3)]
+
+
+def test_answers_per_tier_per_model_and_benchmark(tmp_path):
+    from pathlib import Path
+
+    import pandas as pd
+
+    from postprocess.logs.quality import tiers_frame
+
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": i, "per_question": r, "filtered_resps": ["x"]}) + "\n"
+                            for i, r in enumerate(RECORDS)))
+    table = rows_frame(parse_samples_file(path).rows).assign(model=pd.Categorical(["m-1B"] * len(RECORDS)),
+                                                             family=pd.Categorical(["m"] * len(RECORDS)))
+    golden = Path(__file__).parent / "golden" / "answers_per_extraction_tier.csv"
+    assert tiers_frame(table).to_csv(index=False) == golden.read_text()

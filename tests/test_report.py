@@ -145,6 +145,9 @@ def test_cli_end_to_end(tmp_path, capsys):
     from_logs = pd.read_csv(tmp_path / "out" / "cases.csv")
     expected = run_analysis(table, models_frame()).cases[CASE_COLUMNS]
     pd.testing.assert_frame_equal(from_logs, expected.reset_index(drop=True), check_dtype=False)
+    tiers = pd.read_csv(tmp_path / "out" / "tables" / "quality_answers_per_extraction_tier_model_x_benchmark.csv")
+    assert tiers["n_rows"].sum() == len(table)  # these records predate the tier: their predictions' tier is unknown
+    assert tiers["unknown_tier"].sum() == table["correct"].notna().sum() and tiers["strict"].sum() == 0
     assert main([*arguments, "--min-net", "8"]) == 0  # second run reads the cache
     assert len(pd.read_csv(tmp_path / "out" / "cases.csv")) == 9
 
