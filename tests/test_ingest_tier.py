@@ -62,5 +62,5 @@ def test_answers_per_tier_per_model_and_benchmark(tmp_path):
                             for i, r in enumerate(RECORDS)))
     table = rows_frame(parse_samples_file(path).rows).assign(model=pd.Categorical(["m-1B"] * len(RECORDS)),
                                                              family=pd.Categorical(["m"] * len(RECORDS)))
-    golden = Path(__file__).parent / "golden" / "answers_per_extraction_tier.csv"
+    golden = Path(__file__).parent / "golden_quality" / "answers_per_extraction_tier.csv"
     assert tiers_frame(table).to_csv(index=False) == golden.read_text()
