@@ -491,18 +491,19 @@ class _Reader:
     """One response to one multiple-choice question, with the spans a letter must not be read from."""
 
     def __init__(self, text: str, options: list[str], letters: list[str]):
+        """`options`: the option texts as `prepare` leaves them."""
         self.text = text
         self.letters = letters
         self.valid = set(letters)
         self.option_words = {}
         for letter, option in zip(letters, options):
-            words = [w for w, _, _ in _words(prepare(str(option)))]
+            words = [w for w, _, _ in _words(option)]
             if words and not (len(words) == 1 and len(words[0]) == 1 and words[0].isalpha()) and not set(words) <= FUNCTION_WORDS:
                 self.option_words[letter] = words  # a one-letter option text is read as a letter; "the" cannot be recognised
         # the letters an option's text names ("Option B in the image", "Point C"): a letter written after another
         # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
-        self.option_labels = {letter: _named_letters(prepare(str(option))) for letter, option in zip(letters, options)}
-        self.option_numbers = {letter: set(NUMBER.findall(prepare(str(option)))) for letter, option in zip(letters, options)}
+        self.option_labels = {letter: _named_letters(option) for letter, option in zip(letters, options)}
+        self.option_numbers = {letter: set(NUMBER.findall(option)) for letter, option in zip(letters, options)}
         self.words = _words(text)
         self.word_starts = [start for _, start, _ in self.words]
         self.roman = bool(ROMAN_NUMERALS.search(text) or any(re.search(r"\bI\b", o) and ROMAN_NUMERALS.search(o) for o in options))
@@ -854,7 +855,7 @@ class _Reader:
         statement opens its line ("Answer: X"); boxed \\boxed{X}; predicate "X is correct"."""
         found = []
         triggers = [(m, rule) for t, rule in STATEMENT_RULES for m in t.finditer(self.text)]
-        quoted = [(s, e) for _, s, e in self.option_occurrences(0, len(self.text))]
+        quoted = [(s, e) for _, s, e in self.option_occurrences(0, len(self.text))] if triggers else []
         for m, rule in triggers:
             if self.hypothetical(m.start(), m.end()) or any(s <= m.start() < e for s, e in quoted):
                 continue  # also "the answer is option D" inside an option's own text
@@ -1098,26 +1099,45 @@ def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
 
 
 ECHO_GAP = re.compile(r"[ \t,;.]*")
+ECHO_ITEM = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]*")
+
+
+def _words_end(text: str, words: str) -> int | None:
+    """Where `words` (joined by single spaces) end at the start of `text`, whatever spaces or tabs stand between them."""
+    pos = 0
+    for i, word in enumerate(words.split(" ")):
+        if i:
+            spaces = len(text) - len(text[pos:].lstrip(" \t")) - pos
+            if not spaces:
+                return None
+            pos += spaces
+        if not text.startswith(word, pos):
+            return None
+        pos += len(word)
+    return pos
 
 
 def without_option_echo(text: str, options: list[str], letters: list[str]) -> str:
     """The text with a copy of the option list on one line blanked ("[Choices] (A) 7 (B) 5 (C) 1 Answer: 1"): two
     or more letters each with its own text, one after the other, are the prompt repeated, not an answer, and the
-    trigger words inside ("(A) the answer is option D") state nothing. A text that is only the list is kept (it is
-    read as the options listed)."""
+    trigger words inside ("(A) the answer is option D") state nothing; the last item may be cut short. A text that
+    is only the list is kept (it is read as the options listed). `options`: as `prepare` leaves them."""
+    shown = {letter: " ".join(option.split()) for letter, option in zip(letters, options) if option.strip()}
     items = []
-    for letter, option in zip(letters, options):
-        words = re.findall(r"\S+", prepare(str(option)))
-        if words:
-            pattern = rf"[(\[](?i:{letter})[)\]][ \t]*" + r"[ \t]+".join(map(re.escape, words))
-            items += [(m.start(), m.end(), letter) for m in re.finditer(pattern, text)]
-            cut = re.search(rf"[(\[](?i:{letter})[)\]][ \t]*(\S[^\n]*?)\s*$", text)  # the last item, cut short
-            if cut and len(cut.group(1)) >= 3 and " ".join(words).startswith(cut.group(1)):
-                items.append((cut.start(), cut.end(), letter))
-    items.sort()
+    for m in ECHO_ITEM.finditer(text):
+        letter = m.group(1).upper()
+        option = shown.get(letter)
+        if option is None:
+            continue
+        line_end = text.find("\n", m.end())
+        rest = text[m.end() : len(text) if line_end < 0 else line_end]
+        if (end := _words_end(rest, option)) is not None:
+            items.append((m.start(), m.end() + end, letter))
+        elif len(rest.strip()) >= 3 and option.startswith(" ".join(rest.split())) and not text[m.end() + len(rest) :].strip():
+            items.append((m.start(), m.end() + len(rest), letter))  # the last item, cut short
     runs, run = [], []
     for item in items:
-        if run and not (ECHO_GAP.fullmatch(text, run[-1][1], item[0]) and item[0] >= run[-1][1]):
+        if run and not (item[0] >= run[-1][1] and ECHO_GAP.fullmatch(text, run[-1][1], item[0])):
             runs.append(run)
             run = []
         run.append(item)
@@ -1136,7 +1156,8 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
     text = prepare(response)
     if not text:
         return abstain("empty", "empty")
-    reader = _Reader(without_option_echo(text, options, letters), options, letters)
+    shown = [prepare(str(option)) for option in options]
+    reader = _Reader(without_option_echo(text, shown, letters), shown, letters)
     commitments = reader.statements() + reader.line_commitments()
     cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
     if not commitments:
