@@ -5,31 +5,46 @@ prediction, the reason (one of record.ABSTAIN_REASONS). A response that does not
 existing option gets no prediction -- never a guess or a default letter; it is scored wrong (match
 "none") unless an adjudicator decides it (scoring.set_adjudicator).
 
-Multiple choice (`extract_choice`) is read in two layers.
+Precision first: every rule has a tier (RULE_TIERS: `strict` reads a stated letter, `reading` interprets prose),
+and a letter from a multiple-choice rule that is not in COMMITTING_CHOICE_RULES -- its measured precision on the
+labelled real responses is below 99.9%, or too thinly supported -- is withheld: abstain reason `inconclusive`,
+the letter kept as `candidate`, for the adjudication judge. So is a letter a reading rule takes from a text that
+stops mid-sentence. `tier_of` gives the tier of a record written before the tier was recorded.
+
+Multiple choice (`extract_choice`) is read in two layers, after a copy of the option list on one line ("[Choices]
+(A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked.
 
 1. Commitments, the places where a response states its answer:
-     answer_line       an "Answer: X" line (the CoT format), "Final answer: X"
-     answer_statement  "the (correct|best|closest) answer/option is X", "my choice: X", "I'd go with X",
-                       "So, X.", "Conclusion: X", "X is correct", "X best describes the image",
-                       "the third image is more similar", \\boxed{X}
-     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "Point A"
-     first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."
-     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer."
-     option_text       the first line is exactly one option's text
-     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)"
+     answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short
+     answer_statement  "the (correct|best|closest) answer/option is X"
+     choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
+     predicate         "X is correct", "X best describes the image", "the third image is more similar"
+     boxed             \\boxed{X}
+     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "b)", "Point A"
+     first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."; it also stands
+                       before a list that analyses each option
+     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer.", "b. Paris"
+     option_text       the first line, or the opening sentence, is exactly one option's text
+     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)", "... b)"
    `_Reader.read_phrase` reads what a commitment says: one letter (with or without its option text),
    an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
    answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
    another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
    when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
-   response contradicts itself. Lines led by different letters (the option list, or an analysis of
-   each option) are no commitment.
+   response contradicts itself; a letter that a committing rule also reads is committed by that rule. Lines
+   led by different letters (the option list, or an analysis of each option) are no commitment. A letter
+   followed by what belongs to another option contradicts itself: its text or opening words ("(A) 0.27" where
+   (B) is 0.27, "(C). Country 3"), its value ("(C). The point lies at -11.8 km"), or a letter label that another
+   option's text names ("(A) Container A" where (C) is "Option A in the image"; "Answer: Option C" where (A) is
+   "Option C in the image"). A letter followed by other letters written as items ("(A), she studies. (B), she
+   sleeps.") or a bracket of letters ("(A, B) 7") names several.
 2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
    (all of a short response, the last two sentences of a long one, the last sentence of one that opens
    as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
-     mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'"
+     mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'" (inside a
+                  refusal it is none); mention_with_text: followed by its own option text ("is (B) Lynx rufus")
      (then "none of the options", and hedges such as "either ... or", "equally")
-     option_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
+     conclusion_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
      capital      exactly one stand-alone capital option letter: "I think it's B"
    and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 
@@ -58,16 +73,61 @@ from dataclasses import dataclass
 from .record import ABSTAIN_REASONS
 
 
+# Tiers of the rules that give a prediction. `strict` rules read a shape that states the letter itself (the
+# whole response, its first line, an answer line, a line or sentence that is only the letter, a line led by
+# the letter); `reading` rules interpret prose (answer statements, a letter or option text named in the
+# conclusion, a lone capital). A judge-settled answer is `judge`.
+STRICT, READING, JUDGE = "strict", "reading", "judge"
+TIERS = (STRICT, READING, JUDGE)
+RULE_TIERS = {
+    "whole": STRICT, "first_line": STRICT, "answer_line": STRICT, "letter_line": STRICT, "leading": STRICT,
+    "option_text": STRICT, "first_word": STRICT,
+    "boxed": STRICT, "answer_statement": READING, "choice_statement": READING, "so_statement": READING, "verdict": READING,
+    "predicate": READING, "mention": READING, "mention_with_text": READING, "conclusion_text": READING, "capital": READING,
+    "only_word": READING, "calculation": READING, "only_number": READING,
+}
+# The multiple-choice rules whose letters are committed, decided on the labelled real responses of the dev sample
+# (tests/extraction_real/m3cot_dev.jsonl, docs/extraction_precision.md): a rule commits when at least 99.9% of the
+# letters it finds there are right, and a reading rule also needs 20 letters or more to show it (a strict rule
+# reads a stated letter and commits unless measured below; boxed has no letters there). Withheld: conclusion_text
+# (39/43), predicate (5/6), mention (11/11, too few), choice_statement (1/1), capital, so_statement and verdict
+# (none left once the rules above have read): abstain reason `inconclusive`, the letter kept as `candidate`, for
+# the adjudication judge.
+COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
+                                     "boxed", "answer_statement", "mention_with_text"})
+
+
+def tier_of(rule: str | None, match: str) -> str | None:
+    """The tier of a prediction from its rule and match (for records written before `extraction_tier`); None when
+    there is no prediction or the rule is unknown. Before the rules were split, "option_text" named both the
+    first line that is an option's text and an option text in the conclusion: read it as `reading`."""
+    if match == "judge":
+        return JUDGE
+    if match == "none" or rule is None:
+        return None
+    if rule == "option_text" and match == "option_text":
+        return READING
+    return RULE_TIERS.get(rule)
+
+
 @dataclass(frozen=True)
 class Extraction:
     prediction: str | None
     match: str  # letter, option_text, yes_no, numeric, exact, judge, none
     rule: str  # which rule decided, for debugging and the log
     reason: str | None = None  # why there is no prediction (record.ABSTAIN_REASONS); None when there is one
+    candidate: str | None = None  # the letter an `inconclusive` rule found and did not commit
 
     @property
     def found(self) -> bool:
         return self.prediction is not None
+
+    @property
+    def tier(self) -> str | None:
+        """strict | reading | judge for a prediction (RULE_TIERS), None without one."""
+        if self.prediction is None:
+            return None
+        return JUDGE if self.match == "judge" else RULE_TIERS[self.rule]
 
 
 def abstain(rule: str, reason: str) -> Extraction:
@@ -239,6 +299,9 @@ CONCLUDE_TRIGGER = re.compile(
     r"(?im)(?:^|(?<=[.!?;:,])[ \t]+)[ \t]*(?:so|thus|therefore|hence|consequently|accordingly)\b[ \t]*,?[ \t]*"
     r"(?:it(?:'s|\s+is|\s+must\s+be|\s+should\s+be|\s+would\s+be)[ \t]+)?"
 )
+STATEMENT_RULES = ((ANSWER_TRIGGER, "answer_statement"), (QUALIFIED_TRIGGER, "answer_statement"), (MY_TRIGGER, "choice_statement"),
+                   (CHOOSE_TRIGGER, "choice_statement"), (CONCLUDE_TRIGGER, "so_statement"), (VERDICT_TRIGGER, "verdict"),
+                   (ANSWER_HEADING, "verdict"))
 # What follows a letter that states it is the answer: "B is correct", "(B) is the best answer", "A best describes".
 PREDICATE = re.compile(
     r"(?i)[ \t]*[.:][ \t]*(?:correct|true)\b(?![ \t]+(?:if|when))"  # "B. Correct"
@@ -338,7 +401,7 @@ WORKING_OPENING = re.compile(
     r"we\s+need\s+to|i\s+need\s+to|i\s+will\b|i'll\b|analy[sz]ing\b|looking\s+at\s+each|okay,?\s+let'?s)"
 )
 BOTH_OR_EITHER = re.compile(r"[ \t]*(?:(?i:either|both)[ \t]+)?")
-LOWER_LETTER = re.compile(r"\s*([a-z])\s*[.:]?\s*")
+LOWER_LETTER = re.compile(r"\s*(?:\(\s*([a-z])\s*\)|([a-z])\s*[.:)]?)\s*")  # "b", "b.", "b)", "(b)"
 EITHER_BOTH = re.compile(r"(?i)(either|both)\s+")
 NOT_APPLICABLE = re.compile(r"(?i)n/a\b")
 SPACES = re.compile(r"[ \t]+")
@@ -407,18 +470,40 @@ def _without_article(words: list[str]) -> list[str]:
     return words[1:] if len(words) > 1 and words[0] in ARTICLES else words
 
 
+SENTENCE_TEXT = re.compile(r"(?:^|(?<=\n)|(?<=[a-z0-9'\"][.!?]))[ \t]*([^.!?\n]+?)[ \t]*(?:[.!?]+(?=\s|$)|(?=\n)|$)")  # one sentence
+LOWER_LEAD = re.compile(r"([a-z])([.)])(?=[ \t]|$)")  # a lower-case letter opening a line: "b. Paris", "b) Paris"
+LAST_LOWER_LETTER = re.compile(r"(?<=[.!?,])[ \t]+\(?([a-z])\)[ \t]*[.!]?[ \t]*$", re.MULTILINE)  # a line's last sentence: "b)"
+LOWER_CLOSED = re.compile(r"([a-z])\)")
+CUT_LETTER = re.compile(r"[ \t]*\([ \t]*([A-Za-z])[ \t]*")  # a bracket the generation never closed, at the text's end
+ITEM_BEFORE = re.compile(r"(?:^|[.!?;,:]|\band)[ \t]*$")  # where an item of a list starts
+NAMED_LETTER = re.compile(r"(?i:\b(?:option|choice)s?)[ \t]*\(?([A-Z])\)?(?![\w'])")
+
+
+def _named_letters(text: str) -> set[str]:
+    """The letters a text names as labels: "Option B in the image" {B}, "Point C" {C}, "containers A and B" {A, B}."""
+    named = set(NAMED_LETTER.findall(text))
+    for m in LABELLED.finditer(text):
+        named.update(re.findall(r"(?<![\w'])\(?([A-Z])\)?(?![\w'])", m.group()))
+    return named
+
+
 class _Reader:
     """One response to one multiple-choice question, with the spans a letter must not be read from."""
 
     def __init__(self, text: str, options: list[str], letters: list[str]):
+        """`options`: the option texts as `prepare` leaves them."""
         self.text = text
         self.letters = letters
         self.valid = set(letters)
         self.option_words = {}
         for letter, option in zip(letters, options):
-            words = [w for w, _, _ in _words(prepare(str(option)))]
+            words = [w for w, _, _ in _words(option)]
             if words and not (len(words) == 1 and len(words[0]) == 1 and words[0].isalpha()) and not set(words) <= FUNCTION_WORDS:
                 self.option_words[letter] = words  # a one-letter option text is read as a letter; "the" cannot be recognised
+        # the letters an option's text names ("Option B in the image", "Point C"): a letter written after another
+        # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
+        self.option_labels = {letter: _named_letters(option) for letter, option in zip(letters, options)}
+        self.option_numbers = {letter: set(NUMBER.findall(option)) for letter, option in zip(letters, options)}
         self.words = _words(text)
         self.word_starts = [start for _, start, _ in self.words]
         self.roman = bool(ROMAN_NUMERALS.search(text) or any(re.search(r"\bI\b", o) and ROMAN_NUMERALS.search(o) for o in options))
@@ -467,6 +552,8 @@ class _Reader:
         """The letter that the text at pos (after spaces) begins with."""
         pos = len(self.text[:end]) - len(self.text[pos:end].lstrip()) if pos < end else pos
         m = LETTER.match(self.text, pos, end)
+        if m is None and (pos == 0 or self.text[pos - 1] == "\n") and (lower := LOWER_LEAD.match(self.text, pos, end)):
+            return Token(lower.group(1).upper(), pos, pos + 1 + (lower.group(2) == ")"), "closed")  # "b. Paris", "b) Paris"
         return self._token(m, stated) if m else None
 
     def tokens(self, start: int, end: int) -> list[Token]:
@@ -511,13 +598,20 @@ class _Reader:
         for letter, option in self.option_words.items():
             if only is not None and letter != only:
                 continue
-            for start in (i, i + 1) if i < len(self.words) and self.words[i][0] in ARTICLES else (i,):
+            for start in (i, i + 1) if i < len(self.words) and self._article(i) else (i,):
                 for words in {tuple(option), tuple(_without_article(option))}:
                     span = self.words[start : start + len(words)]
                     matched = len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end
                     if matched and (best is None or span[-1][2] > best[1]):
                         best = (letter, span[-1][2])
         return best
+
+    def _article(self, i: int) -> bool:
+        """Whether word i is an article; "A" written as a letter ("(A) 0.27", "A) 0.27", "A. 0.27") is not."""
+        word, start, end = self.words[i]
+        if word not in ARTICLES:
+            return False
+        return not (word == "a" and (self.text[start - 1 : start] == "(" or re.match(r"[ \t]*[).:]", self.text[end : end + 2])))
 
     def option_occurrences(self, start: int, end: int) -> list[tuple[str, int, int]]:
         """Where option texts occur in a span, an occurrence inside another option's dropped, rejected ones dropped."""
@@ -605,6 +699,12 @@ class _Reader:
             pos = lead.end()
         if NOT_APPLICABLE.match(self.text, pos, end):  # not the letters N and A
             return Reading("null", reason="refusal"), pos + 3
+        bracketed = BRACKET_LIST.match(self.text, pos, end)
+        if bracketed:  # "Answer: (A, B) 7", "(A-F)": several letters in one bracket
+            letters = tuple(dict.fromkeys(re.findall(r"[A-Z]", bracketed.group())))
+            if OR_WORD.search(bracketed.group()) or "/" in bracketed.group():
+                return Reading("hedge", letters), bracketed.end()
+            return Reading("listed" if set(letters) >= self.valid else "several", letters), bracketed.end()
         tokens, joins, with_text, after = self.sequence(pos, end, stated)
         option = option or self.option_at(pos, end)
         if option is not None and option[1] > after:  # an option text naming letters: "Both A and B are possible."
@@ -626,6 +726,9 @@ class _Reader:
             letter, after = option
             if NEGATIVE_AFTER.match(self.text, after, end):
                 return None, after
+            if SUBJECT_VERB.match(self.text, after, end) and not EVALUATIVE.match(self.text, after, end) \
+                    and not PREDICATE.match(self.text, after, end):
+                return None, after  # "Answer: Solution A has a concentration of 35": about the option, not choosing it
             rest_end = self.clause_end(after, end)
             others = {o for o, _, _ in self.option_occurrences(after, rest_end)} - {letter}
             if others and OR_WORD.search(self.text, after, rest_end):
@@ -637,9 +740,17 @@ class _Reader:
         null = NULL_ANSWER.match(self.text, pos, end)
         if null:
             return Reading("null", reason=null.lastgroup), null.end()
+        closed = LOWER_CLOSED.match(self.text, pos, end)
+        if closed:  # "Final answer: b) the bridge"
+            token = Token(closed.group(1).upper(), pos, closed.end(), "closed")
+            own_end = self._own_text_end(token, end)
+            return self._one_letter(token, own_end is not None, own_end or token.end, end), own_end or token.end
+        cut = CUT_LETTER.fullmatch(self.text, pos)
+        if cut:  # "Answer: (B" where the generation stopped
+            return self._checked(cut.group(1).upper()), len(self.text)
         lower = LOWER_LETTER.fullmatch(self.text, pos, self.clause_end(pos, end))
         if lower:
-            return self._checked(lower.group(1).upper()), end
+            return self._checked((lower.group(1) or lower.group(2)).upper()), end
         return None, pos
 
     def _checked(self, letter: str) -> Reading:
@@ -654,6 +765,12 @@ class _Reader:
             named = self.option_at(DELIMITER.match(self.text, token.end, end).end(), end)
             if named is not None and named[0] != token.letter:
                 return Reading("conflict", (token.letter, named[0]))  # "B. a red square" where A is the red square
+        if (conflict := self.label_conflict(token, end)) is not None:
+            return Reading("conflict", (token.letter, conflict))
+        line_end = self.text.find("\n", after) % (len(self.text) + 1)
+        if others := self.other_items(token.letter, after, line_end):  # "(A), she is studying. (B), she sleeps."
+            letters = (token.letter, *sorted(others))
+            return Reading("listed" if set(letters) >= self.valid else "several", letters)
         rest_end = self.clause_end(after, end)
         if HEDGE_AFTER_LETTER.search(self.text, after, rest_end):
             others = {t.letter for t in self.tokens(after, rest_end) if t.letter in self.valid}
@@ -662,6 +779,44 @@ class _Reader:
             if others:
                 return Reading("hedge", tuple(sorted({token.letter, *others})))
         return Reading("one", (token.letter,))
+
+    def label_conflict(self, token: Token, end: int) -> str | None:
+        """Another letter than the token's that the token itself or the clause after it names, when the options
+        name letters ("Option B in the image"): "Answer: Option C" where (A) is "Option C in the image", "(A)
+        Container A" where (A) is "Option B in the image", "(C) Point C" where (C) is "Point B"."""
+        own = self.option_labels.get(token.letter) or {token.letter}
+        if token.form == "named" and (others := {o for o, named in self.option_labels.items() if token.letter in named} - {token.letter}):
+            return min(others)  # "Option C" names (C) and the option whose text is "Option C in the image"
+        after = DELIMITER.match(self.text, token.end, end).end()
+        clause_end = self.clause_end(after, min(end, self.text.find("\n", token.end) % (len(self.text) + 1)))
+        named = _named_letters(self.text[after:clause_end]) - own
+        pointed = {o for o, labels in self.option_labels.items() if o != token.letter and labels & named}
+        third = named - {token.letter} if any(self.option_labels.values()) else set()
+        if pointed or third:  # a letter that another option's text names, or a third one where the options name letters
+            return min(pointed or third)
+        stated = set(NUMBER.findall(self.text[token.end : clause_end]))  # signs kept: "(C) -2.4 km"  # "(C). The point is at -11.8 km" where (A) is -11.8 km
+        valued = {o for o, numbers in self.option_numbers.items() if o != token.letter and numbers and numbers <= stated
+                  and not (self.option_numbers.get(token.letter, set()) & stated)}
+        if len(valued) == 1:
+            return valued.pop()
+        return self.other_option_start(token.letter, after, clause_end)
+
+    def other_option_start(self, letter: str, start: int, end: int) -> str | None:
+        """The one other option whose text begins with the (two or more) words at start, where the letter's own
+        does not: "(C). Country 3" where (A) is "Country 3 boasts a superior GDP" and (C) "Country 5 ..."."""
+        i = bisect.bisect_left(self.word_starts, start)
+        words = [w for w, _, e in self.words[i:] if e <= end]
+        if len(words) < 2 or self.text[start : self.words[i][1]].strip(" \t\"'(:-–—"):
+            return None
+        begins = {o for o, option in self.option_words.items() if _without_article(option)[: len(words)] == _without_article(words)}
+        return next(iter(begins)) if len(begins) == 1 and letter not in begins else None
+
+    def other_items(self, letter: str, start: int, end: int) -> set[str]:
+        """Other options' letters written as items after an answer on its line ("(A) x, (B) y", "(A), she is
+        studying. (B), she sleeps."), not rejected ("(B) is wrong")."""
+        return {t.letter for t in self.tokens(start, end)
+                if t.letter != letter and t.letter in self.valid and t.form in ("bracket", "closed", "named")
+                and ITEM_BEFORE.search(self.text, max(0, t.start - 8), t.start) and not self.rejected(t.start, t.end)}
 
     def read_block(self, start: int, end: int) -> Reading | None:
         """Lines after "The correct answer is:": one answer, or a list of options."""
@@ -695,13 +850,15 @@ class _Reader:
         return (block.start(1), block.end(1), True) if block else (line_end, line_end, False)
 
     def statements(self) -> list[Commitment]:
+        """answer_statement "the answer is X", "the best option is X"; choice_statement "my choice: X", "I'd go
+        with X"; so_statement "So, X."; verdict "Conclusion: X", an "Answer" heading; answer_line where the
+        statement opens its line ("Answer: X"); boxed \\boxed{X}; predicate "X is correct"."""
         found = []
-        triggers = [(m, "answer_statement") for t in (ANSWER_TRIGGER, QUALIFIED_TRIGGER, MY_TRIGGER, CHOOSE_TRIGGER,
-                                                       CONCLUDE_TRIGGER, VERDICT_TRIGGER, ANSWER_HEADING)
-                    for m in t.finditer(self.text)]
+        triggers = [(m, rule) for t, rule in STATEMENT_RULES for m in t.finditer(self.text)]
+        quoted = [(s, e) for _, s, e in self.option_occurrences(0, len(self.text))] if triggers else []
         for m, rule in triggers:
-            if self.hypothetical(m.start(), m.end()):
-                continue
+            if self.hypothetical(m.start(), m.end()) or any(s <= m.start() < e for s, e in quoted):
+                continue  # also "the answer is option D" inside an option's own text
             weak = m.re is CONCLUDE_TRIGGER  # "so ..." commits only to an option ("So, B."), not to a null or a list
             if ANSWER_LINE_START.match(self.text[self.text.rfind("\n", 0, m.start()) + 1 : m.end()]):
                 rule = "answer_line"
@@ -712,7 +869,7 @@ class _Reader:
         for m in re.finditer(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", self.text):
             reading = self.read_phrase(m.start(1), m.end(1), stated=True)[0]
             if reading is not None:
-                found.append(Commitment(m.start(), reading, "answer_statement"))
+                found.append(Commitment(m.start(), reading, "boxed"))
         found += self._predicated()
         return found
 
@@ -730,11 +887,11 @@ class _Reader:
             if predicate is None and reading.kind == "one":
                 predicate = PREDICATE.match(self.text, token.end)  # "A is the correct answer" where the text is "A is closer"
             if predicate and not self.hypothetical(token.start, predicate.end()):
-                found.append(Commitment(token.start, reading, "answer_statement"))
+                found.append(Commitment(token.start, reading, "predicate"))
         for letter, start, end in self.option_occurrences(0, len(self.text)):  # "the third image is more similar"
             predicate = EVALUATIVE.match(self.text, end)
             if predicate and not self.hypothetical(start, predicate.end()):
-                found.append(Commitment(start, Reading("one", (letter,), by_text=True), "answer_statement"))
+                found.append(Commitment(start, Reading("one", (letter,), by_text=True), "predicate"))
         return found
 
     def inline_list(self, token: Token) -> bool:
@@ -754,15 +911,37 @@ class _Reader:
         bare = {t.letter for i, t in self.leads.items() if not self.text[t.end : self.lines[i][1]].strip(" \t.:)")}
         return len(items) > 1 or len(bare) > 1
 
+    def _answer_before_list(self) -> bool:
+        """Whether the first line answers apart from the list of lines that follows: it is only a letter, or the
+        list leads another line with its letter again (an analysis of each option after the answer)."""
+        first = self.leads.get(0)
+        if first is None:
+            return False
+        if not self.text[first.end : self.lines[0][1]].strip(" \t.:)"):
+            return True
+        return any(token.letter == first.letter for i, token in self.leads.items() if i > 0)
+
     def line_commitments(self) -> list[Commitment]:
         """The first line, and later lines or sentences that are only a letter (or a letter with its text);
         none where the lines list the options or analyse each one."""
-        if self.listing():
-            return []
+        if self.listing():  # the first line may answer before the list: "B\n\n- (A) ...: wrong\n- (B) ...: right"
+            return self._first_line() if self._answer_before_list() else []
         found = self._first_line()
         for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
-            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token):
+            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token) \
+                    and not REFUSAL.search(self.text, 0, token.start):  # "I cannot tell.\n\nB" is a guess
                 found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
+        opening = SENTENCE_TEXT.match(self.text)  # "It seems like there's an error in all the options. The answer: (D)"
+        option = self.option_at(opening.start(1), opening.end(1)) if opening else None
+        if option is not None and option[1] == opening.end(1) and len(self.option_words[option[0]]) >= 3:
+            found.append(Commitment(opening.start(1), Reading("one", (option[0],), by_text=True), "option_text", priority=0))
+        for start, end in self.lines[1:]:  # "... compared.\n\nb)"
+            lower = LOWER_LETTER.fullmatch(self.text, start, end)
+            if lower and not REFUSAL.search(self.text, 0, start):
+                found.append(Commitment(start, self._checked((lower.group(1) or lower.group(2)).upper()), "letter_line", priority=0))
+        for last in LAST_LOWER_LETTER.finditer(self.text):  # "... well lit. b)"
+            if not REFUSAL.search(self.text, 0, last.start()):
+                found.append(Commitment(last.start(1), self._checked(last.group(1).upper()), "letter_line", priority=0))
         for i in range(1, len(self.lines)):  # "Let me look.\n\nA. the bridge"
             token = self.leads.get(i)
             if token is not None and token.letter in self.valid and self._own_text_end(token, self.lines[i][1]) is not None:
@@ -781,8 +960,9 @@ class _Reader:
             letter_only = not self.text[self.leads[0].end : end].strip(" \t.:)*")
             rule = ("first_line" if several_lines else "whole") if letter_only else "leading"
             return [Commitment(start, reading, rule, priority=0)]
-        if not several_lines and (lower := LOWER_LETTER.fullmatch(self.text)):  # "b"
-            return [Commitment(0, self._checked(lower.group(1).upper()), "whole", priority=0)]
+        if lower := LOWER_LETTER.fullmatch(self.text, start, end):  # "b", "b)\n\nBecause ..."
+            letter = self._checked((lower.group(1) or lower.group(2)).upper())
+            return [Commitment(0, letter, "first_line" if several_lines else "whole", priority=0)]
         option = self.option_at(start, end)
         if option is not None and not self.text[option[1] : end].strip(" \t.!"):  # "The second image."
             return [Commitment(start, Reading("one", (option[0],), by_text=True), "option_text", priority=0)]
@@ -840,6 +1020,18 @@ class _Reader:
             return "all_options_listed"
         return "several_answers" if by_letter and len(span.split()) <= 12 else "no_answer"
 
+    def _mention(self, tokens: list[Token]) -> Extraction:
+        """The one letter the conclusion names: "mention_with_text" where its own option text follows it ("is (B)
+        Lynx rufus"), "mention" otherwise; a letter followed by another option's text or label contradicts itself."""
+        with_text = False
+        for token in tokens:
+            line_end = self.text.find("\n", token.end) % (len(self.text) + 1)
+            own = self._own_text_end(token, line_end) is not None
+            if self._one_letter(token, own, token.end, line_end).kind == "conflict":
+                return abstain("mention", "self_contradiction")
+            with_text |= own
+        return Extraction(tokens[0].letter, "letter", "mention_with_text" if with_text else "mention")
+
     def without_commitment(self) -> Extraction:
         if len(self.text.split()) >= 6 and UNFINISHED.search(self.text):
             return abstain("unfinished", "truncated")  # the conclusion was never written
@@ -852,9 +1044,11 @@ class _Reader:
             return abstain("none_of_the_options", "none_fit")
         mentions = [t for t in self.tokens(start, end) if t.strong and not self.rejected(t.start, t.end)]
         letters = {t.letter for t in mentions}
+        if letters & self.valid and REFUSAL.search(span):  # "The options are (A) Winter ... not possible to choose"
+            return abstain("mention", "refusal")
         if letters & self.valid:
             if len(letters & self.valid) == 1:
-                return Extraction((letters & self.valid).pop(), "letter", "mention")
+                return self._mention([t for t in mentions if t.letter in self.valid])
             return abstain("mention", self.several_reason(start, end, letters & self.valid))
         if letters:
             return abstain("mention", "out_of_range")
@@ -868,9 +1062,9 @@ class _Reader:
             if len(after) == 1 and not (TENTATIVE_WORDS.search(self.text, contrast.end(), end) or HEDGE.search(self.text, contrast.end(), end)):
                 named = after
         if len(named) == 1:
-            return Extraction(named.pop(), "option_text", "option_text")
+            return Extraction(named.pop(), "option_text", "conclusion_text")
         if named:
-            return abstain("option_text", self.several_reason(start, end, named, by_letter=False))
+            return abstain("conclusion_text", self.several_reason(start, end, named, by_letter=False))
         capitals = {t.letter for t in self.tokens(start, end) if t.letter in self.valid and not self.rejected(t.start, t.end)}
         if len(capitals) == 1 and not REFUSAL.search(span):
             return Extraction(capitals.pop(), "letter", "capital")
@@ -897,9 +1091,63 @@ def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
             return abstain(final.rule, "self_contradiction")
         break
     reading = final.reading
-    if reading.kind == "one":
-        return Extraction(reading.letters[0], match_of(reading), final.rule)
+    if reading.kind == "one":  # a letter that a committing rule also reads is committed by it: "(c) True" (leading)
+        agreeing = [c for c in commitments if c.reading.same_as(reading) and c.rule in COMMITTING_CHOICE_RULES]
+        rule = final.rule if final.rule in COMMITTING_CHOICE_RULES or not agreeing else agreeing[-1].rule
+        return Extraction(reading.letters[0], match_of(reading), rule)
     return abstain(final.rule, reading.reason if reading.kind == "null" else KIND_REASONS[reading.kind])
+
+
+ECHO_GAP = re.compile(r"[ \t,;.]*")
+ECHO_ITEM = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]*")
+
+
+def _words_end(text: str, words: str) -> int | None:
+    """Where `words` (joined by single spaces) end at the start of `text`, whatever spaces or tabs stand between them."""
+    pos = 0
+    for i, word in enumerate(words.split(" ")):
+        if i:
+            spaces = len(text) - len(text[pos:].lstrip(" \t")) - pos
+            if not spaces:
+                return None
+            pos += spaces
+        if not text.startswith(word, pos):
+            return None
+        pos += len(word)
+    return pos
+
+
+def without_option_echo(text: str, options: list[str], letters: list[str]) -> str:
+    """The text with a copy of the option list on one line blanked ("[Choices] (A) 7 (B) 5 (C) 1 Answer: 1"): two
+    or more letters each with its own text, one after the other, are the prompt repeated, not an answer, and the
+    trigger words inside ("(A) the answer is option D") state nothing; the last item may be cut short. A text that
+    is only the list is kept (it is read as the options listed). `options`: as `prepare` leaves them."""
+    shown = {letter: " ".join(option.split()) for letter, option in zip(letters, options) if option.strip()}
+    items = []
+    for m in ECHO_ITEM.finditer(text):
+        letter = m.group(1).upper()
+        option = shown.get(letter)
+        if option is None:
+            continue
+        line_end = text.find("\n", m.end())
+        rest = text[m.end() : len(text) if line_end < 0 else line_end]
+        if (end := _words_end(rest, option)) is not None:
+            items.append((m.start(), m.end() + end, letter))
+        elif len(rest.strip()) >= 3 and option.startswith(" ".join(rest.split())) and not text[m.end() + len(rest) :].strip():
+            items.append((m.start(), m.end() + len(rest), letter))  # the last item, cut short
+    runs, run = [], []
+    for item in items:
+        if run and not (item[0] >= run[-1][1] and ECHO_GAP.fullmatch(text, run[-1][1], item[0])):
+            runs.append(run)
+            run = []
+        run.append(item)
+    runs.append(run)
+    blanked = text
+    for run in runs:
+        if len({letter for _, _, letter in run}) >= 2:
+            start, end = run[0][0], run[-1][1]
+            blanked = blanked[:start] + " " * (end - start) + blanked[end:]
+    return blanked if re.search(r"\w", blanked) else text
 
 
 def extract_choice(response: str, options: list[str], letters: list[str] | None = None) -> Extraction:
@@ -908,11 +1156,21 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
     text = prepare(response)
     if not text:
         return abstain("empty", "empty")
-    reader = _Reader(text, options, letters)
+    shown = [prepare(str(option)) for option in options]
+    reader = _Reader(without_option_echo(text, shown, letters), shown, letters)
     commitments = reader.statements() + reader.line_commitments()
+    cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
     if not commitments:
-        return reader.without_commitment()
-    return _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
+        return _committed(reader.without_commitment(), cut)
+    return _committed(_settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter"), cut)
+
+
+def _committed(extraction: Extraction, cut: bool) -> Extraction:
+    """The extraction, or `inconclusive` with its letter as the candidate where its rule does not commit, or where
+    a reading rule read a text that stops mid-sentence (working cut off mid-elimination is no choice)."""
+    if extraction.found and (extraction.rule not in COMMITTING_CHOICE_RULES or cut and extraction.tier == READING):
+        return Extraction(None, "none", extraction.rule, "inconclusive", candidate=extraction.prediction)
+    return extraction
 
 
 # ---------------------------------------------------------------- yes / no

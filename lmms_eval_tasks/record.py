@@ -31,8 +31,17 @@ MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "
 #   out_of_range        names an option that does not exist ("(C)" of two; a letter to an open question)
 #   truncated           stops mid-sentence before stating an answer (a cut or looping generation)
 #   no_answer           names no option in a way that commits (a description, working without a conclusion)
+#   inconclusive        a rule found a letter, but that rule's measured precision on real text is below 99.9%,
+#                       so it is not committed; the letter may be kept as `candidate` (for audit and the judge)
 ABSTAIN_REASONS = ("empty", "refusal", "none_fit", "hedge", "several_answers", "all_options_listed",
-                   "self_contradiction", "out_of_range", "truncated", "no_answer")
+                   "self_contradiction", "out_of_range", "truncated", "no_answer", "inconclusive")
+# Which kind of rule gave the prediction (optional field `extraction_tier`; logs written before it lack it,
+# extraction.tier_of derives it from `rule` and `match`):
+#   strict   a shape that states the letter itself: a bare letter, an answer line, a line led by the letter
+#   reading  a rule that interprets prose, committed only where its measured precision is >= 99.9%
+#   judge    the adjudication judge settled it
+#   null     no prediction
+EXTRACTION_TIERS = ("strict", "reading", "judge")
 # When a judge was asked about a response the rules left unparsed (during the run: scoring's adjudicator;
 # afterwards: `python -m postprocess adjudicate`, merged by ingestion), the record also holds
 #   judge          the judge's name in its judges file
@@ -59,8 +68,12 @@ REQUIRED_FIELDS: dict[str, tuple] = {
     "correct": (bool, type(None)),
     "match": (str,),
 }
-OPTIONAL_FIELDS: dict[str, tuple] = {"response": (str,)}  # in records written before the response rule above
-RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")
+OPTIONAL_FIELDS: dict[str, tuple] = {
+    "response": (str,),  # in records written before the response rule above
+    "extraction_tier": (str, type(None)),
+    "candidate": (str, type(None)),  # the letter an `inconclusive` rule withheld
+}
+RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")  # where a line holds the response, in the order read
 # Records imported from another harness or a saved table (postprocess/logs/imports.py) may name a benchmark outside
 # BENCHMARKS (M3CoT, a VLMEvalKit dataset that is not one of the paper's): validate_record(record, imported=True)
 # accepts any non-empty label except one of ours spelled differently (its canonical form equals one of ours), so
@@ -85,7 +98,7 @@ def imported_benchmark_problem(label: str) -> str | None:
     ours = _CANONICAL_BENCHMARKS.get(canonical_benchmark(label))
     if ours is not None:
         return f"per_question field 'benchmark' is {label!r}: write the paper's benchmark as {ours!r}"
-    return None  # where a line holds the response, in the order read
+    return None
 
 
 def line_response(line: dict) -> str | None:
@@ -155,6 +168,14 @@ def validate_record(record: Any, imported: bool = False) -> dict:
     outside = letter_outside_options(record.get("kind"), record.get("options"), record["gold"], record["prediction"])
     if outside is not None:
         raise RecordError(outside)
+    tier = record.get("extraction_tier")
+    if tier is not None and tier not in EXTRACTION_TIERS:
+        raise RecordError(f"per_question field 'extraction_tier' is {tier!r}, not one of {EXTRACTION_TIERS}")
+    if (tier is None) != (record["prediction"] is None) and "extraction_tier" in record:
+        raise RecordError(f"per_question field 'extraction_tier' is {tier!r} but prediction {record['prediction']!r} "
+                          "(a tier exactly when there is a prediction)")
+    if tier is not None and (tier == "judge") != (record["match"] == "judge"):
+        raise RecordError(f"per_question field 'extraction_tier' is {tier!r} but match {record['match']!r}")
     return record
 
 

@@ -88,6 +88,8 @@ class Outcome:
     rule: str
     abstain_reason: str | None = None
     judgement: Judgement | None = None  # when an adjudicator was asked
+    tier: str | None = None  # extraction.TIERS of the prediction; None without one
+    candidate: str | None = None  # the letter an `inconclusive` rule withheld
 
 
 def extract(question: Question, response: str) -> Extraction:
@@ -146,20 +148,22 @@ def _no_images() -> list:
 def score(question: Question, response: str, images: Images = _no_images) -> Outcome:
     """The outcome of one response; `images` (the model's images) is called only if a judge is asked."""
     extraction = extract(question, response)
-    reason = extraction.reason  # why the rules abstained, kept if a judge decides
+    reason, candidate = extraction.reason, extraction.candidate  # why the rules abstained, kept if a judge decides
     judgement = None
     if not extraction.found and (adjudicator := current_adjudicator()) is not None:
         judgement = adjudicator(question, response, extraction, images)
         if judgement is not None and judgement.prediction is not None:
             extraction = Extraction(judgement.prediction, "judge", extraction.rule)  # the rule that abstained
     if not extraction.found:
-        return Outcome(None, None if question.gold is None else False, "none", extraction.rule, reason, judgement)
+        return Outcome(None, None if question.gold is None else False, "none", extraction.rule, reason, judgement,
+                       candidate=candidate)
     if question.gold is None:
-        return Outcome(extraction.prediction, None, extraction.match, extraction.rule, reason, judgement)
+        return Outcome(extraction.prediction, None, extraction.match, extraction.rule, reason, judgement,
+                       extraction.tier, candidate)
     correct, match = is_correct(question, extraction.prediction)
     if extraction.match in ("option_text", "judge"):
         match = extraction.match
-    return Outcome(extraction.prediction, correct, match, extraction.rule, reason, judgement)
+    return Outcome(extraction.prediction, correct, match, extraction.rule, reason, judgement, extraction.tier, candidate)
 
 
 IMPORTED_PREDICTION_RULE = "imported_prediction"  # the rule of an answer extracted elsewhere (score_prediction)
@@ -214,6 +218,8 @@ def per_question_record(question: Question, outcome: Outcome) -> dict:
         "match": outcome.match,
         "rule": outcome.rule,
         "abstain_reason": outcome.abstain_reason,
+        "extraction_tier": outcome.tier,
+        "candidate": outcome.candidate,
         "kind": question.kind,
         "options": question.options,
         "permutation": question.permutation,

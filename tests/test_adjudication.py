@@ -184,6 +184,7 @@ def test_ingestion_merges_the_adjudications_and_counts_what_it_ignores(tmp_path)
     assert rows.loc["settled-right", ["prediction", "correct", "match"]].tolist() == ["B", True, "judge"]
     assert rows.loc["settled-wrong", ["prediction", "correct", "match"]].tolist() == ["C", False, "judge"]
     assert rows.loc["twice", ["prediction", "correct", "match"]].tolist() == ["C", True, "judge"]
+    assert rows.loc["settled-right", "extraction_tier"] == "judge" and pd.isna(rows.loc["no-answer", "extraction_tier"])
     for qid in ("no-answer", "unparsed", "stale"):
         assert rows.loc[qid, "match"] == "none" and pd.isna(rows.loc[qid, "prediction"])
     assert rows.loc["re-extracted", ["prediction", "match"]].tolist() == ["A", "letter"]
@@ -198,7 +199,7 @@ def test_ingestion_merges_the_adjudications_and_counts_what_it_ignores(tmp_path)
     # as the rules alone score it, every settled answer is unparsed and wrong again
     unjudged = rules_only(merged.table).set_index("question_id")
     assert unjudged.loc["settled-right", ["match", "correct"]].tolist() == ["none", False]
-    assert pd.isna(unjudged.loc["settled-right", "prediction"])
+    assert pd.isna(unjudged.loc["settled-right", "prediction"]) and pd.isna(unjudged.loc["settled-right", "extraction_tier"])
     assert rules_only(merged.table)["match"].value_counts()["none"] == (table["match"] == "none").sum()
 
 

@@ -6,16 +6,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmms_eval_tasks.extraction import (
+    COMMITTING_CHOICE_RULES,
     FUNCTION_WORDS,
+    Extraction,
     extract_answer_part,
     extract_choice,
     extract_number,
     extract_yes_no,
     strip_reasoning,
+    tier_of,
 )
 from lmms_eval_tasks.record import ABSTAIN_REASONS
 
 deterministic = settings(derandomize=True, database=None)
+
+
+def letter_read(extraction: Extraction) -> str | None:
+    """The letter the rules read: committed, or withheld as `inconclusive` (its rule does not commit)."""
+    return extraction.prediction if extraction.reason != "inconclusive" else extraction.candidate
 
 OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red square"]
 
@@ -36,9 +44,11 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
         ("Looking closely...\nAnswer: (c)", "C", "answer_line"),
         ("B. a green circle", "B", "leading"),
         ("(A) a red square, since the square is red.", "A", "leading"),
-        ("It is a green circle.", "B", "option_text"),
-        ("The image shows a dark red square.", "D", "option_text"),  # the contained option yields
+        ("It is a green circle.", "B", "conclusion_text"),
+        ("The image shows a dark red square.", "D", "conclusion_text"),  # the contained option yields
         ("I believe B is right", "B", "capital"),
+        ("I pick (B) after looking.", "B", "choice_statement"),
+        ("Looking closely, it is (B).", "B", "mention"),
         ("<think>Could be A or maybe D, D looks darker.</think>\nB", "B", "whole"),
         ("Let me reason. The shape is round and green.</think>The answer is B.", "B", "answer_statement"),
         ("The answer is first (A), no wait, the answer is (C).", "C", "answer_statement"),
@@ -53,8 +63,11 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
 )
 def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
     extraction = extract_choice(response, OPTIONS)
-    assert (extraction.prediction, extraction.rule) == (letter, rule)
-    assert extraction.match == ("option_text" if rule == "option_text" else "letter")
+    assert (letter_read(extraction), extraction.rule) == (letter, rule)
+    if rule in COMMITTING_CHOICE_RULES:
+        assert extraction.match == ("option_text" if rule == "option_text" else "letter")
+    else:  # a rule below 99.9% on real text: the letter is withheld for the judge
+        assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
 
 
 @pytest.mark.parametrize(
@@ -175,7 +188,7 @@ TEMPLATES = ["{L}", "({L})", "{L}.", "**{L}**", "The answer is {L}", "The correc
 def test_a_single_letter_in_a_recognised_pattern_is_that_letter(options, data):
     letter = data.draw(st.sampled_from([chr(65 + i) for i in range(len(options))]))
     template = data.draw(st.sampled_from(TEMPLATES))
-    assert extract_choice(template.format(L=letter), options).prediction == letter
+    assert letter_read(extract_choice(template.format(L=letter), options)) == letter
 
 
 @deterministic
@@ -194,7 +207,7 @@ def test_naming_one_option_text_selects_it(options, data):
     index = data.draw(st.integers(0, len(options) - 1))
     if any(options[index] in other for i, other in enumerate(options) if i != index):
         return  # the text is part of another option: naming it is not unique
-    assert extract_choice(f"It is {options[index]}.", options).prediction == chr(65 + index)
+    assert letter_read(extract_choice(f"It is {options[index]}.", options)) == chr(65 + index)
 
 
 # Options as benchmarks write them (with capitals, digits, punctuation); framing that names no option.
@@ -225,7 +238,7 @@ def test_a_committed_answer_in_neutral_framing_is_read(options, data):
     index = data.draw(st.integers(0, len(options) - 1))
     letter = _letters(options)[index]
     commitment = data.draw(st.sampled_from(COMMITMENTS)).format(L=letter, T=options[index])
-    assert extract_choice(_framed(data, commitment), options).prediction == letter
+    assert letter_read(extract_choice(_framed(data, commitment), options)) == letter
 
 
 @deterministic
@@ -269,5 +282,141 @@ def test_permuting_the_options_relabels_the_answer(options, data):
     before = extract_choice(template.format(L=_letters(options)[index], T=options[index]), options)
     moved = shuffled.index(options[index])
     after = extract_choice(template.format(L=_letters(shuffled)[moved], T=options[index]), shuffled)
-    assert before.prediction == _letters(options)[index]
-    assert after.prediction == _letters(shuffled)[moved]
+    assert letter_read(before) == _letters(options)[index]
+    assert letter_read(after) == _letters(shuffled)[moved]
+
+
+# ---------------------------------------------------------------- precision first (issue 17)
+
+STRICT_ANSWERS = ["{L}", "({L})", "**{L}**", "Answer: {L}", "Answer: ({L}) {T}", "{L}. {T}", "({L}) {T}", "Final answer: {L}"]
+DISCUSSIONS = ["Option {X} shows {U}, which does not match the picture.", "As for ({X}) {U}, the picture shows otherwise.",
+               "{U} ({X}) is less likely here.", "The other choice, {X}, does not fit."]
+BULLETS = ["- ({X}) {U}: {why}", "* {X}. {U} - {why}", "{X}) {U}: {why}", "- Option {X} ({U}): {why}"]
+RATED, REJECTED = ["correct", "the best fit", "this matches the image"], ["not what the image shows", "ruled out", "wrong"]
+
+
+def _other(options, letter, data):
+    others = [x for x in _letters(options) if x != letter]
+    x = data.draw(st.sampled_from(others))
+    return x, options[ord(x) - 65]
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_a_discussion_of_other_options_after_a_strict_answer_keeps_its_letter(options, data):
+    index = data.draw(st.integers(0, len(options) - 1))
+    letter = _letters(options)[index]
+    answer = data.draw(st.sampled_from(STRICT_ANSWERS)).format(L=letter, T=options[index])
+    before = extract_choice(answer, options)
+    assert (before.prediction, before.tier) == (letter, "strict")
+    discussion = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        x, text = _other(options, letter, data)
+        discussion.append(data.draw(st.sampled_from(DISCUSSIONS)).format(X=x, U=text))
+    after = extract_choice(answer + "\n\n" + " ".join(discussion), options)
+    assert (after.prediction, after.tier) == (letter, "strict"), after
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_a_per_option_bullet_list_after_a_strict_answer_keeps_its_letter(options, data):
+    index = data.draw(st.integers(0, len(options) - 1))
+    letter = _letters(options)[index]
+    answer = data.draw(st.sampled_from(STRICT_ANSWERS)).format(L=letter, T=options[index])
+    style = data.draw(st.sampled_from(BULLETS))
+    bullets = [style.format(X=x, U=text, why=data.draw(st.sampled_from(RATED if x == letter else REJECTED)))
+               for x, text in zip(_letters(options), options)]
+    after = extract_choice(answer + "\n\n" + "\n".join(bullets), options)
+    assert (after.prediction, after.tier) == (letter, "strict"), after
+
+
+WORKING = ["Let's look at each option.", "Option {X} shows {U}.", "({X}) {U} seems plausible.", "The answer is ({X})",
+           "I think it is {U}", "so the best fit is ({X}) {U}", "Comparing ({X}) and the rest,", "{U} is"]
+CUT_ENDS = [" and the", ", but", " which is", " because the", " so", " of the", ","]
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_a_truncated_text_never_commits_through_a_reading_rule(options, data):
+    parts = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        x = data.draw(st.sampled_from(_letters(options)))
+        parts.append(data.draw(st.sampled_from(WORKING)).format(X=x, U=options[ord(x) - 65]))
+    text = " ".join(parts) + data.draw(st.sampled_from(CUT_ENDS))
+    extraction = extract_choice(text, options)
+    assert extraction.tier != "reading", (text, extraction)
+
+
+# Letters written as option letters. A bare lower-case letter running into a sentence ("a The scene ...") is the
+# article; a response that is only "b" reads as B (test_choice_is_extracted_from_verbose_responses, the corpus).
+LETTER_FORMS = ["({L})", "{L})", "Answer: {L}", "Answer: ({L})", "{L}. {T}", "({L}) {T}", "The answer is ({L}).",
+                "{L}) {T}", "The correct option is ({L}) {T}.", "Final answer: {L})", "Answer: {L}. {T}"]
+
+
+@deterministic
+@given(options=option_sets, data=st.data())
+def test_upper_and_lower_case_option_letters_read_alike(options, data):
+    index = data.draw(st.integers(0, len(options) - 1))
+    letter = _letters(options)[index]
+    form = _framed(data, data.draw(st.sampled_from(LETTER_FORMS)))
+    upper = extract_choice(form.format(L=letter, T=options[index]), options)
+    lower = extract_choice(form.format(L=letter.lower(), T=options[index]), options)
+    assert (lower.prediction, lower.tier) == (upper.prediction, upper.tier)  # the same letter committed, or none
+    assert letter_read(upper) == letter
+
+
+@pytest.mark.parametrize("response", ["I am unable to tell. B", "I cannot tell from the image.\n\nB",
+                                      "Sorry, I can't determine which one. B"])
+def test_a_lone_capital_after_a_refusal_does_not_score(response):
+    extraction = extract_choice(response, OPTIONS)
+    assert (extraction.prediction, extraction.candidate) == (None, None)
+    assert extraction.reason == "refusal"
+
+
+@pytest.mark.parametrize(
+    "response, options, reason",
+    [
+        ("Answer: Option C", ["Option C in the image", "Option B in the image", "Option A in the image"], "self_contradiction"),
+        ("The correct answer is (A) Container A.", ["Option B in the image", "none", "Option A in the image"], "self_contradiction"),
+        ("(C) Point C", ["Point D", "Point A", "Point B", "Point C"], "self_contradiction"),
+        ("The correct answer is (A) 0.27.", ["1.17", "0.27", "-0.27", "-1.17"], "self_contradiction"),
+        ("Answer: (C). The point lies at -11.8 km.", ["-11.8 km", "-3.2 km", "1.8 km"], "self_contradiction"),
+        ("Answer: (C). Country 3", ["Country 3 is richer.", "Country 4 is richer.", "Country 5 is richest."], "self_contradiction"),
+        ("Answer: (A, B) 7", ["7", "6", "4"], "several_answers"),
+        ("Answer: (A), she is studying. (B), she sleeps. (C), she works.", ["studying", "sleeping", "working"],
+         "all_options_listed"),
+    ],
+)
+def test_a_letter_with_another_options_text_label_or_value_is_no_answer(response, options, reason):
+    extraction = extract_choice(response, options)
+    assert (extraction.prediction, extraction.reason) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    "response, options, letter",
+    [
+        ("[Question] Which? [Choices] (A) 7 (B) 5 (C) 1 Answer: 1", ["7", "5", "1"], "C"),
+        ("[Choices] (A) the answer is option D in the image. (B) the solution is option B. Answer: (B",
+         ["the answer is option D in the image.", "the solution is option B.", "none"], "B"),
+        ("The correct answer is (D) Option D in the image.", ["x", "Option C in the image", "y", "Option A in the image"], "D"),
+        ("b)", ["x", "y", "z"], "B"),
+        ("Answer: b)", ["x", "y", "z"], "B"),
+        ("(c) True", ["Not sure", "False", "True"], "C"),
+    ],
+)
+def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response, options, letter):
+    extraction = extract_choice(response, options)
+    assert extraction.prediction == letter, extraction
+
+
+def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
+    extraction = extract_choice("The image depicts a green circle.", OPTIONS)
+    assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
+    assert (extraction.candidate, extraction.rule, extraction.tier) == ("B", "conclusion_text", None)
+
+
+@pytest.mark.parametrize("rule, match, tier", [("whole", "letter", "strict"), ("answer_statement", "letter", "reading"),
+                                               ("option_text", "option_text", "reading"), ("leading", "judge", "judge"),
+                                               ("mention", "none", None), (None, "letter", None), ("unknown", "letter", None)])
+def test_tier_of_a_record_without_the_field(rule, match, tier):
+    assert tier_of(rule, match) == tier

@@ -148,6 +148,9 @@ def test_cli_end_to_end(tmp_path, capsys):
     pd.testing.assert_frame_equal(from_logs[CASE_COLUMNS], expected[CASE_COLUMNS].reset_index(drop=True),
                                   check_dtype=False)
     assert list(from_logs["verdict"]) == list(expected["verdict"])
+    tiers = pd.read_csv(tmp_path / "out" / "tables" / "quality_answers_per_extraction_tier_model_x_benchmark.csv")
+    assert tiers["n_rows"].sum() == len(table)  # these records predate the tier: their predictions' tier is unknown
+    assert tiers["unknown_tier"].sum() == table["correct"].notna().sum() and tiers["strict"].sum() == 0
     assert main([*arguments, "--min-net", "8"]) == 0  # second run reads the cache
     assert len(pd.read_csv(tmp_path / "out" / "cases.csv")) == 9
 
@@ -165,7 +168,8 @@ def test_a_single_model_gets_its_accuracy_and_a_plain_nothing_to_compare(tmp_pat
     assert {p.stem for p in (out / "tables").glob("*.csv")} == {
         "appendixB_accuracy_alpha", "appendixB_subtask_accuracy_alpha", "quality_ingestion_overview",
         "quality_runs_found", "quality_problems_by_kind_rows_skipped_kept_or_reported",
-        "quality_unparsed_answers_per_model_x_benchmark", "quality_missing_model_x_split_runs",
+        "quality_unparsed_answers_per_model_x_benchmark", "quality_answers_per_extraction_tier_model_x_benchmark",
+        "quality_missing_model_x_split_runs",
         "quality_partial_runs", "quality_runs_and_samples_files_not_read",
         "quality_duplicate_runs_runs_of_one_model_holding_the_same_questions",
         "quality_generation_settings_that_differ_within_compared_pairs_smaller_vs_larger_model"}

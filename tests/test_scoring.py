@@ -29,7 +29,7 @@ def question(kind=MCQ, **fields):
 
 def test_mcq_correct_wrong_and_unparsed():
     q = question()
-    assert score(q, "The answer is (B).") == scoring.Outcome("B", True, "letter", "answer_statement")
+    assert score(q, "The answer is (B).") == scoring.Outcome("B", True, "letter", "answer_statement", tier="reading")
     assert score(q, "A").correct is False
     unparsed = score(q, "I am not sure.")
     assert (unparsed.prediction, unparsed.correct, unparsed.match) == (None, False, "none")

@@ -105,6 +105,7 @@ def _quality_frames(result, registry, settings) -> dict:
         "Runs found": _runs_found(result.runs),
         "Problems by kind (rows skipped, kept or reported)": summary.problems,
         "Unparsed answers per model x benchmark": summary.unparsed,
+        "Answers per extraction tier (model x benchmark)": summary.tiers,
         "Missing model x split runs": summary.missing_runs,
         "Partial runs": summary.partial_runs,
     })

@@ -221,6 +221,8 @@ def merge_adjudications(table: pd.DataFrame, adjudications: pd.DataFrame) -> Mer
         merged.loc[index, "prediction"] = [a.prediction for a in settled]
         merged.loc[index, "correct"] = [_correct(a) for a in settled]
         _set_match(merged, index, "judge")
+        if "extraction_tier" in merged:  # record.EXTRACTION_TIERS: a judge-settled answer's tier
+            merged.loc[index, "extraction_tier"] = "judge"
     if settled or annotated:
         index = [int(a.row_index) for a in (*settled, *annotated)]
         merged.loc[index, "extra"] = [_with_judge(merged.at[i, "extra"], a) for i, a in zip(index, (*settled, *annotated))]
@@ -246,4 +248,6 @@ def rules_only(table: pd.DataFrame) -> pd.DataFrame:
     unjudged.loc[judged, "correct"] = pd.Series(False, index=table.index[judged], dtype="boolean").mask(
         table.loc[judged, "gold"].isna())
     _set_match(unjudged, judged, "none")
+    if "extraction_tier" in unjudged:
+        unjudged.loc[judged, "extraction_tier"] = None
     return unjudged

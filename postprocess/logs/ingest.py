@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import string
 import sys
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator
@@ -78,7 +79,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
+from lmms_eval_tasks.record import BENCHMARKS, EXTRACTION_TIERS, MATCH_KINDS, SPLITS
 from model_configs import ModelSpec, Registry
 from postprocess.logs.lines import TEXT, PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file, rows_frame
 from postprocess.logs.runs import (DUPLICATE_RULES, RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs,
@@ -89,8 +90,10 @@ PARALLEL_MIN_BYTES = 16 * 2**20  # below this, starting workers costs more than 
 TABLE_COLUMNS = [
     "model", "family", "size", "total_params", "active_params", "moe", "encoder_tier",
     "benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction", "correct",
-    "match", "rule", "kind", "extra", "task", "doc_id", "source_file", "source_line",
+    "match", "rule", "kind", "extraction_tier", "candidate", "extra", "task", "doc_id", "source_file", "source_line",
 ]
+# Promoted columns with all their possible values as categories: the tier, and the withheld letter.
+FIXED_CATEGORIES = {"extraction_tier": EXTRACTION_TIERS, "candidate": tuple(string.ascii_uppercase)}
 ROW_KEY = ["model", "benchmark", "split", "variant", "question_id"]
 RUNS_COLUMNS = [
     "results_file", "timestamp", "model", "model_path", "lmms_eval_model", "lmms_eval_version", "tasks",
@@ -463,8 +466,10 @@ def _finish_table(table: pd.DataFrame, files: list[_SamplesFile], registry: Regi
     table["task"] = _repeat_categorical([f.task for f in files_with_rows], counts)
     table["source_file"] = table["source_file"].cat.remove_unused_categories()
     for column, order in (("benchmark", BENCHMARKS), ("split", SPLITS), ("subtask", ()), ("variant", ()),
-                          ("match", MATCH_KINDS), *((name, ()) for name in PROMOTED_FIELDS)):
+                          ("match", MATCH_KINDS), *((name, ()) for name in PROMOTED_FIELDS if name not in FIXED_CATEGORIES)):
         table[column] = _categorical(table[column], order)
+    for column, categories in FIXED_CATEGORIES.items():  # every value, so that a column without one keeps its type
+        table[column] = pd.Categorical(table[column], categories=pd.Index(categories, dtype="str"))
     return table[TABLE_COLUMNS]
 
 

@@ -11,9 +11,10 @@ hands every other line to the full parser:
   reads has the same values;
 - the record has each REQUIRED_FIELDS field with its type (msgspec never turns a bool into an int, and
   neither does validate_record's tuple of types), a known benchmark and match, a non-empty question_id,
-  `rule` and `kind` strings or null, an `abstain_reason` of ABSTAIN_REASONS or null, and no other fields
-  than `response`, `options`, `permutation` and `details` (a judged record, a minority, takes the full
-  parser and its checks);
+  `rule` and `kind` strings or null, an `abstain_reason` of ABSTAIN_REASONS or null, an `extraction_tier`
+  of EXTRACTION_TIERS (not "judge") exactly when there is a prediction, or none, a `candidate` string or
+  null, and no other fields than `response`, `options`, `permutation` and `details` (a judged record, a
+  minority, takes the full parser and its checks);
 - not match "none" with correct true, not match "judge", an abstain_reason only beside match "none", a
   multiple-choice gold and prediction that name one of its options (record.letter_outside_options); the
   response is the record's own `response` when it has one, else
@@ -42,13 +43,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lmms_eval_tasks.record import (ABSTAIN_REASONS, BENCHMARKS, MATCH_KINDS, OPTIONAL_FIELDS, REQUIRED_FIELDS,
-                                    RecordError, letter_outside_options, line_response, validate_record)
+from lmms_eval_tasks.extraction import tier_of
+from lmms_eval_tasks.record import (ABSTAIN_REASONS, BENCHMARKS, EXTRACTION_TIERS, MATCH_KINDS, OPTIONAL_FIELDS,
+                                    REQUIRED_FIELDS, RecordError, letter_outside_options, line_response,
+                                    validate_record)
 
 # Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
-PROMOTED_FIELDS = ("rule", "kind")
+# `extraction_tier` of a record written before the field is derived from its rule and match (extraction.tier_of).
+PROMOTED_FIELDS = ("rule", "kind", "extraction_tier", "candidate")
 TEXT_COLUMNS = ["benchmark", "split", "subtask", "question_id", "variant", "gold", "response", "prediction",
-                "match", "rule", "kind", "extra"]
+                "match", "rule", "kind", "extraction_tier", "candidate", "extra"]
 ROW_FIELDS = (*TEXT_COLUMNS, "correct", "doc_id", "source_line")
 CATEGORY_COLUMNS = frozenset(("benchmark", "split", "subtask", "variant", "match", *PROMOTED_FIELDS))  # few values
 _NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(OPTIONAL_FIELDS) | frozenset(PROMOTED_FIELDS)
@@ -142,6 +146,8 @@ def _parse_fully(raw: bytes, line_no: int, rows: list[tuple], problems: list[Pro
         record["benchmark"], record["split"], record["subtask"], record["question_id"], record["variant"],
         _gold_text(record["gold"]), response, record["prediction"], record["match"],
         _as_text(record.get("rule")), _as_text(record.get("kind")),
+        record["extraction_tier"] if "extraction_tier" in record else tier_of(_as_text(record.get("rule")), record["match"]),
+        record.get("candidate"),
         encode_json({k: record[k] for k in extra_fields}) if extra_fields else None,
         record["correct"], _doc_id(obj.get("doc_id")), line_no,
     ))
@@ -165,6 +171,8 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     rule: str | None = None
     kind: str | None = None
     abstain_reason: Literal[ABSTAIN_REASONS] | None | msgspec.UnsetType = _UNSET  # type: ignore[valid-type]
+    extraction_tier: Literal[EXTRACTION_TIERS] | None | msgspec.UnsetType = _UNSET  # type: ignore[valid-type]
+    candidate: str | None = None
     options: Any = _UNSET
     permutation: Any = _UNSET
     details: Any = _UNSET
@@ -230,7 +238,12 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
             response = record.response
             if response is unset:
                 response = _line_response(line)
-            match, reason = record.match, record.abstain_reason
+            match, reason, tier = record.match, record.abstain_reason, record.extraction_tier
+            if tier is unset:
+                tier = tier_of(record.rule, match)
+            elif (tier is None) != (record.prediction is None) or tier == "judge":
+                _parse_fully(raw, line_no, rows, problems)  # breaks a tier rule (a judged record takes it too)
+                continue
             if (response is None or match == "judge" or match == "none" and record.correct is True
                     or reason is not None and reason is not unset and match != "none"
                     or letter_outside_options(record.kind, record.options, record.gold, record.prediction)):
@@ -249,7 +262,7 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
             rows.append((
                 record.benchmark, record.split, record.subtask, record.question_id, record.variant,
                 gold if gold is None or type(gold) is str else _gold_text(gold), response, record.prediction,
-                record.match, record.rule, record.kind, extra, record.correct,
+                record.match, record.rule, record.kind, tier, record.candidate, extra, record.correct,
                 doc_id if type(doc_id) is int and -_INT64_LIMIT <= doc_id < _INT64_LIMIT else None, line_no,
             ))
     return ParsedFile(rows_table(rows), problems, lines, blank)

@@ -6,6 +6,9 @@
   number of occurrences, of files, and the first occurrence as "file:line".
 - unparsed: per model x benchmark x variant: rows, unparsed answers (match == "none") and their share
   in percent.
+- tiers: per model x benchmark: answers per extraction tier (strict, reading, judge; unknown: a
+  prediction whose record has no tier and whose rule tells none), letters withheld as inconclusive
+  (a candidate, no prediction), and rows without a prediction.
 - missing_runs: model x (benchmark, split) pairs without rows although another model has some: the
   expected set is the union over all ingested models (variants pooled). With a registry, models of an
   ingested family that have no rows at all are listed as missing every expected pair. Each row counts
@@ -57,6 +60,7 @@ class QualitySummary:
     partial_runs: pd.DataFrame
     runs_not_read: pd.DataFrame
     duplicate_runs: pd.DataFrame
+    tiers: pd.DataFrame
 
 
 def overview_frame(result: IngestResult) -> pd.DataFrame:
@@ -88,6 +92,23 @@ def unparsed_frame(table: pd.DataFrame) -> pd.DataFrame:
     frame["n_unparsed"] = frame["n_unparsed"].astype("int64")
     frame["unparsed_pct"] = 100.0 * frame["n_unparsed"] / frame["n_rows"]
     return frame
+
+
+TIER_COLUMNS = ["model", "family", "benchmark", "n_rows", "strict", "reading", "judge", "unknown_tier", "withheld",
+                "no_prediction"]
+
+
+def tiers_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """Columns: TIER_COLUMNS, one row per model x benchmark with rows."""
+    predicted = table["prediction"].notna()
+    counts = table.assign(
+        strict=table["extraction_tier"] == "strict", reading=table["extraction_tier"] == "reading",
+        judge=table["extraction_tier"] == "judge", unknown_tier=predicted & table["extraction_tier"].isna(),
+        withheld=~predicted & table["candidate"].notna(), no_prediction=~predicted,
+    ).groupby(["model", "family", "benchmark"], observed=True, sort=True)
+    frame = counts[["strict", "reading", "judge", "unknown_tier", "withheld", "no_prediction"]].sum().astype("int64")
+    frame.insert(0, "n_rows", counts.size())
+    return frame.reset_index()[TIER_COLUMNS]
 
 
 def missing_runs_frame(table: pd.DataFrame, registry: Registry | None = None) -> pd.DataFrame:
@@ -188,6 +209,7 @@ def quality_summary(result: IngestResult, registry: Registry | None = None) -> Q
         partial_runs=partial_runs_frame(result.table),
         runs_not_read=runs_not_read_frame(result),
         duplicate_runs=result.duplicate_runs,
+        tiers=tiers_frame(result.table),
     )
 
 

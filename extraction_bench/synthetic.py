@@ -12,6 +12,8 @@ The corpus lives in tests/extraction_corpus/*.jsonl, one item a line:
   style       a short tag of how the response is written ("cot_answer_line", "hedge_letters" ...)
   known_miss  optional: why the extractor is allowed to miss this committed answer (it must abstain,
               never give another answer); such items count against coverage
+A committed answer that a rule below 99.9% on real text reads is withheld (reason `inconclusive`, the letter
+kept as `candidate`): it counts against coverage, and `withheld_right` says whether the candidate is the label.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .extraction import (
+from lmms_eval_tasks.extraction import (
     Extraction,
     extract_answer_part,
     extract_choice,
@@ -31,8 +33,10 @@ from .extraction import (
     extract_yes_no,
     normalise_text,
 )
-from .question import LETTERS
-from .record import ABSTAIN_REASONS
+from lmms_eval_tasks.question import LETTERS
+from lmms_eval_tasks.record import ABSTAIN_REASONS
+
+from .real import tier_table
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[1] / "tests" / "extraction_corpus"
 KINDS = ("mcq", "yes_no", "numeric", "open")
@@ -141,7 +145,8 @@ def read_corpus(items: list[CorpusItem]) -> pd.DataFrame:
             "id": item.id, "kind": item.kind, "style": item.style, "committed": item.committed,
             "expected": item.expected, "label_reason": item.reason, "known_miss": item.known_miss,
             "prediction": extraction.prediction, "rule": extraction.rule, "reason": extraction.reason,
-            "given": extraction.found, "right": right,
+            "given": extraction.found, "right": right, "candidate": extraction.candidate, "tier": extraction.tier,
+            "withheld_right": extraction.reason == "inconclusive" and same_answer(item, extraction.candidate),
             "agrees": right if item.committed else (not extraction.found and extraction.reason == item.reason),
         })
     return pd.DataFrame(rows)
@@ -217,6 +222,10 @@ def scorecard(read: pd.DataFrame) -> str:
         "Per question kind (answers are letters, Yes/No, numbers or open answer parts):",
         "",
         kinds.to_markdown(),
+        "",
+        "Per tier:",
+        "",
+        _percent(tier_table(read), ["precision", "coverage share"]).to_markdown(),
         "",
         "Answers per rule (coverage share: the committed answers this rule read right):",
         "",

@@ -1,0 +1,100 @@
+"""The labelled real M3CoT responses (tests/extraction_real, text from ../shared/data/m3cot): the rules that commit
+are exactly those that meet the bar on the dev sample, the targets of issue 17 hold there, and the label files
+keep their format. Skips, saying so, where the data folder is absent."""
+
+import json
+
+import pytest
+
+from extraction_bench import real
+from lmms_eval_tasks.extraction import COMMITTING_CHOICE_RULES, RULE_TIERS
+
+needs_data = pytest.mark.skipif(not real.DATA_FOLDER.is_dir(), reason=f"no M3CoT data at {real.DATA_FOLDER}")
+BAR = 0.999  # precision a rule must show on the dev sample to commit
+READING_SUPPORT = 20  # letters a reading rule needs on the dev sample to show it
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return real.read_sample(real.load_sample("m3cot_dev"))
+
+
+@needs_data
+def test_a_rule_commits_exactly_when_the_dev_sample_shows_it_precise(dev):
+    rules = real.rule_table(dev)
+    for rule, tier in RULE_TIERS.items():
+        if rule not in rules.index or rules.loc[rule, "letters"] == 0:  # never reached on this sample
+            assert rule not in COMMITTING_CHOICE_RULES or tier == "strict", rule
+            continue
+        row = rules.loc[rule]
+        shown = row.precision >= BAR and (tier == "strict" or row.letters >= READING_SUPPORT)
+        assert (rule in COMMITTING_CHOICE_RULES) == shown, (rule, row.to_dict())
+
+
+@needs_data
+def test_the_targets_hold_on_the_dev_sample(dev):
+    totals = real.measures(dev)
+    assert totals["precision"] >= 0.999  # of the letters committed
+    assert totals["abstention"] >= 0.97  # of the non-answers
+    by_prompt = real.group_table(dev, "prompt")
+    assert by_prompt.loc["direct", "coverage"] >= 0.95
+    assert by_prompt.loc["two-turn", "coverage"] >= 0.90
+
+
+@needs_data
+def test_the_sample_spans_every_model_and_style_file(dev):
+    files = {path.name.removesuffix(".jsonl.gz") for path in real.DATA_FOLDER.glob("*.jsonl.gz")}
+    assert set(dev.id.str.split("/").str[0]) == files
+    assert dev.groupby(dev.id.str.split("/").str[0]).size().min() >= 100
+
+
+@needs_data
+def test_two_readers_agree_on_the_letters():
+    dev_labels = {(label.file, label.id): label for label in real.load_sample("m3cot_dev")}
+    second = real.load_sample("m3cot_agreement")
+    agree = sum(dev_labels[(label.file, label.id)].expected == label.expected for label in second)
+    assert len(second) == 500 and agree / len(second) >= 0.99
+
+
+@needs_data
+def test_a_withheld_letter_keeps_its_candidate_and_no_tier(dev):
+    withheld = dev[dev.reason == "inconclusive"]
+    assert len(withheld) and withheld.candidate.notna().all() and withheld.tier.isna().all()
+    assert dev[dev.given].tier.isin(["strict", "reading"]).all()
+
+
+def test_the_label_files_keep_their_format():
+    for name in (*real.SAMPLES, "m3cot_agreement"):
+        path = real.LABELS_FOLDER / f"{name}.jsonl"
+        if path.exists():
+            assert real.load_labels(path)
+
+
+def test_a_malformed_label_line_is_named(tmp_path):
+    good = {"file": "gemini__cot", "id": "physics-1", "expected": "B", "reason": None, "note": None}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "physics-2", "reason": "hedge"}) + "\n")
+    with pytest.raises(real.LabelError, match=r"s\.jsonl:2: exactly one of fields 'expected' and 'reason'"):
+        real.load_labels(path)
+    path.write_text(json.dumps({**good, "expected": None, "reason": "inconclusive"}) + "\n")
+    with pytest.raises(real.LabelError, match=r"s\.jsonl:1: field 'reason' is 'inconclusive'"):
+        real.load_labels(path)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good) + "\n")
+    with pytest.raises(real.LabelError, match=r"s\.jsonl:2: fields 'file', 'id'"):
+        real.load_labels(path)
+    path.write_text(json.dumps({**good, "file": "gemini-cot"}) + "\n")
+    with pytest.raises(real.LabelError, match=r"s\.jsonl:1: field 'file'"):
+        real.load_labels(path)
+
+
+# The held-out sample was opened once, after the rules were frozen (commit 6d89ef2), and scored; these are its
+# figures (docs/extraction_precision.md). They miss two of issue 17's targets: precision 99.18% (< 99.9%) and
+# abstention 94.66% (< 97%); coverage is 97.73% on direct and 95.96% on two-turn prompts. A change to the rules
+# changes them: the sample is then no longer held out, and a new one is needed to measure it.
+HELD_OUT = {"items": 1008, "given": 854, "right": 847, "committed": 877, "non_answers": 131, "withheld": 16}
+
+
+@needs_data
+def test_the_held_out_figures_are_those_recorded():
+    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout")))
+    assert {key: totals[key] for key in HELD_OUT} == HELD_OUT
