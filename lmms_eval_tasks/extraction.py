@@ -76,9 +76,10 @@ from .record import ABSTAIN_REASONS
 # Tiers of the rules that give a prediction. `strict` rules read a shape that states the letter itself (the
 # whole response, its first line, an answer line, a line or sentence that is only the letter, a line led by
 # the letter); `reading` rules interpret prose (answer statements, a letter or option text named in the
-# conclusion, a lone capital). A judge-settled answer is `judge`.
-STRICT, READING, JUDGE = "strict", "reading", "judge"
-TIERS = (STRICT, READING, JUDGE)
+# conclusion, a lone capital). A judge-settled answer is `judge`; a letter another tool extracted (an imported
+# table's `prediction`, scoring.score_prediction) is `external`: none of these rules read it.
+STRICT, READING, JUDGE, EXTERNAL = "strict", "reading", "judge", "external"
+TIERS = (STRICT, READING, JUDGE, EXTERNAL)
 RULE_TIERS = {
     "whole": STRICT, "first_line": STRICT, "answer_line": STRICT, "letter_line": STRICT, "leading": STRICT,
     "option_text": STRICT, "first_word": STRICT,
@@ -124,7 +125,7 @@ class Extraction:
 
     @property
     def tier(self) -> str | None:
-        """strict | reading | judge for a prediction (RULE_TIERS), None without one."""
+        """strict | reading | judge for a prediction (RULE_TIERS), None without one; external is set by scoring.score_prediction."""
         if self.prediction is None:
             return None
         return JUDGE if self.match == "judge" else RULE_TIERS[self.rule]

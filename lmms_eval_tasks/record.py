@@ -41,7 +41,7 @@ ABSTAIN_REASONS = ("empty", "refusal", "none_fit", "hedge", "several_answers", "
 #   reading  a rule that interprets prose, committed only where its measured precision is >= 99.9%
 #   judge    the adjudication judge settled it
 #   null     no prediction
-EXTRACTION_TIERS = ("strict", "reading", "judge")
+EXTRACTION_TIERS = ("strict", "reading", "judge", "external")
 # When a judge was asked about a response the rules left unparsed (during the run: scoring's adjudicator;
 # afterwards: `python -m postprocess adjudicate`, merged by ingestion), the record also holds
 #   judge          the judge's name in its judges file

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .extraction import (
+    EXTERNAL,
     NUMBER,
     Extraction,
     extract_answer_part,
@@ -191,9 +192,10 @@ def score_prediction(question: Question, prediction: str | None) -> Outcome:
     if problem is not None:
         raise ValueError(problem)
     if question.gold is None:
-        return Outcome(prediction, None, _ANSWER_MATCH.get(question.kind, "exact"), IMPORTED_PREDICTION_RULE)
+        return Outcome(prediction, None, _ANSWER_MATCH.get(question.kind, "exact"), IMPORTED_PREDICTION_RULE,
+                       tier=EXTERNAL)
     correct, match = is_correct(question, prediction)
-    return Outcome(prediction, correct, match, IMPORTED_PREDICTION_RULE)
+    return Outcome(prediction, correct, match, IMPORTED_PREDICTION_RULE, tier=EXTERNAL)
 
 
 def judge_fields(judgement: Judgement) -> dict:

@@ -154,7 +154,7 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     analysis.flips = credibility.comparison_flips(table, cases, variant)
     analysis.cases = credibility.case_verdicts(
         cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant), analysis.flips,
-        has_tiers="extraction_tier" in table.columns, min_net=params.min_net, alpha=params.alpha)
+        has_tiers=credibility.records_tiers(table), min_net=params.min_net, alpha=params.alpha)
     analysis.summary = {
         "parameters": asdict(params),
         "models": len(present),

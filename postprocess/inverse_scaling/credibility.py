@@ -15,7 +15,7 @@ Each check is "pass", "fail" or "not run" (the logs cannot make it); a check nev
 - extraction (`extraction_check`): `worst_case_net` >= min_net, where worst_case_net is Net less the FlipInv
   flips that rest on a weak letter: either model's `extraction_tier` is "reading" or "judge", or unknown
   (null while a prediction exists). Removing weak FlipNorm flips could only raise Net, so they stay. Not run
-  when the table has no `extraction_tier` column (logs read before ingestion recorded the tier).
+  when no prediction of the table has an `extraction_tier` (logs written before the tier was recorded).
 - replication (`replication_check`): the subtask has cases in >= REPLICATION_FAMILIES families; not run when
   fewer families have an eligible comparison on it.
 Statistics printed beside the case (not checks):
@@ -118,6 +118,12 @@ def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: st
                                   for name in SIDE_FIELDS})
     flips = flips.sort_values(["_order", "direction"], ascending=[True, True], kind="stable")
     return flips[FLIP_COLUMNS].reset_index(drop=True)
+
+
+def records_tiers(table: pd.DataFrame) -> bool:
+    """Whether the logs record extraction tiers: some prediction has one. Logs written before the field give
+    every prediction an unknown tier, and then the extraction check is not run rather than failed."""
+    return "extraction_tier" in table.columns and bool(table["extraction_tier"].notna().any())
 
 
 def rests_on_weak_letter(flips: pd.DataFrame) -> pd.Series:

@@ -40,4 +40,4 @@ CI_LEVEL = 0.95  # the exact (Clopper-Pearson) intervals of FlipInv / (FlipInv +
 POWER = 0.8  # the minimum detectable Net is the smallest the McNemar test at `alpha` finds with this probability
 REORDERING_VARIANTS = ("reverse", "shift1", "shift2", "shift3")  # option-order runs; "identity" is the noise re-run
 NOISE_VARIANT = "identity"  # the unchanged prompt re-run: run-to-run noise (Appendix J)
-WEAK_TIERS = ("reading", "judge")  # letters the extraction check removes (the extraction tier contract)
+WEAK_TIERS = ("reading", "judge", "external")  # letters the extraction check removes (the extraction tier contract)

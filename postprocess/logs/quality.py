@@ -6,7 +6,7 @@
   number of occurrences, of files, and the first occurrence as "file:line".
 - unparsed: per model x benchmark x variant: rows, unparsed answers (match == "none") and their share
   in percent.
-- tiers: per model x benchmark: answers per extraction tier (strict, reading, judge; unknown: a
+- tiers: per model x benchmark: answers per extraction tier (strict, reading, judge, external: another tool's letter; unknown: a
   prediction whose record has no tier and whose rule tells none), letters withheld as inconclusive
   (a candidate, no prediction), and rows without a prediction.
 - missing_runs: model x (benchmark, split) pairs without rows although another model has some: the
@@ -94,8 +94,8 @@ def unparsed_frame(table: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-TIER_COLUMNS = ["model", "family", "benchmark", "n_rows", "strict", "reading", "judge", "unknown_tier", "withheld",
-                "no_prediction"]
+TIER_COLUMNS = ["model", "family", "benchmark", "n_rows", "strict", "reading", "judge", "external", "unknown_tier",
+                "withheld", "no_prediction"]
 
 
 def tiers_frame(table: pd.DataFrame) -> pd.DataFrame:
@@ -103,10 +103,12 @@ def tiers_frame(table: pd.DataFrame) -> pd.DataFrame:
     predicted = table["prediction"].notna()
     counts = table.assign(
         strict=table["extraction_tier"] == "strict", reading=table["extraction_tier"] == "reading",
-        judge=table["extraction_tier"] == "judge", unknown_tier=predicted & table["extraction_tier"].isna(),
+        judge=table["extraction_tier"] == "judge", external=table["extraction_tier"] == "external",
+        unknown_tier=predicted & table["extraction_tier"].isna(),
         withheld=~predicted & table["candidate"].notna(), no_prediction=~predicted,
     ).groupby(["model", "family", "benchmark"], observed=True, sort=True)
-    frame = counts[["strict", "reading", "judge", "unknown_tier", "withheld", "no_prediction"]].sum().astype("int64")
+    tallies = ["strict", "reading", "judge", "external", "unknown_tier", "withheld", "no_prediction"]
+    frame = counts[tallies].sum().astype("int64")
     frame.insert(0, "n_rows", counts.size())
     return frame.reset_index()[TIER_COLUMNS]
 
