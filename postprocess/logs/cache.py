@@ -267,35 +267,12 @@ def load_or_ingest(dirs: Iterable[Path | str], cache_dir: Path | str, registry: 
     """The cached IngestResult for these inputs, or a fresh `ingest_logs` run stored in the cache.
     `refresh` re-ingests and overwrites the entry; `from_cache` on the result says which happened;
     `notice` receives the one-line notices (damaged entries, a cache that cannot be written)."""
-    cache_dir = Path(cache_dir)
-    if cache_dir.exists() and not cache_dir.is_dir():
-        raise NotADirectoryError(f"--cache-dir {cache_dir} is a file, not a folder")
     dirs = [str(Path(d).resolve()) for d in dirs]
-    hashes = FileHashes(cache_dir / HASHES_FILE, notice)
-    fingerprint = input_fingerprint(dirs, registry, model_overrides, strict, duplicates, hashes)
-    entry = _entry(cache_dir, fingerprint)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        hashes.save()
-        writable = True
-    except OSError as error:
-        notice(f"cache: cannot write {cache_dir} ({error}); continuing without the cache")
-        writable = False
-    if entry.exists() and not refresh:
-        try:
-            return _read_entry(entry, fingerprint)
-        except DamagedEntry as damage:
-            notice(f"cache: {entry} is damaged ({damage}); rebuilding it")
-    result = ingest.ingest_logs(dirs, registry, model_overrides=model_overrides, progress=progress, strict=strict,
-                                workers=workers, duplicates=duplicates)
-    if writable:
-        try:
-            if entry.exists():
-                shutil.rmtree(entry)
-            _write_entry(entry, result, fingerprint, dirs)
-        except OSError as error:
-            notice(f"cache: cannot write {entry} ({error}); continuing without the cache")
-    return result
+    return _cached(cache_dir, "ingest", lambda hashes: input_fingerprint(dirs, registry, model_overrides, strict,
+                                                                         duplicates, hashes),
+                   lambda: ingest.ingest_logs(dirs, registry, model_overrides=model_overrides, progress=progress,
+                                              strict=strict, workers=workers, duplicates=duplicates),
+                   dirs, refresh, notice)
 
 
 def load_or_import(sources: list[imports.ImportSource], cache_dir: Path | str, registry: Registry,
@@ -303,12 +280,23 @@ def load_or_import(sources: list[imports.ImportSource], cache_dir: Path | str, r
                    notice: Callable[[str], None] = _stderr) -> ingest.IngestResult:
     """The cached imports.import_outputs result for these files, or a fresh import stored in the cache (the rules of
     load_or_ingest: damaged entries rebuilt, `refresh`, a cache that cannot be written)."""
+    return _cached(cache_dir, "import",
+                   lambda hashes: import_fingerprint(sources, registry, model_overrides, strict, hashes),
+                   lambda: imports.import_outputs(sources, registry, model_overrides, strict),
+                   [str(source.path) for source in sources], refresh, notice)
+
+
+def _cached(cache_dir: Path | str, kind: str, fingerprint_of: Callable[[FileHashes], str],
+            build: Callable[[], ingest.IngestResult], inputs: list[str], refresh: bool,
+            notice: Callable[[str], None]) -> ingest.IngestResult:
+    """The entry of `kind` for the inputs' fingerprint, else `build()` stored as it: a damaged entry is rebuilt,
+    `refresh` rebuilds, a cache that cannot be written is said and skipped."""
     cache_dir = Path(cache_dir)
     if cache_dir.exists() and not cache_dir.is_dir():
         raise NotADirectoryError(f"--cache-dir {cache_dir} is a file, not a folder")
     hashes = FileHashes(cache_dir / HASHES_FILE, notice)
-    fingerprint = import_fingerprint(sources, registry, model_overrides, strict, hashes)
-    entry = _entry(cache_dir, fingerprint, "import")
+    fingerprint = fingerprint_of(hashes)
+    entry = _entry(cache_dir, fingerprint, kind)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         hashes.save()
@@ -321,16 +309,15 @@ def load_or_import(sources: list[imports.ImportSource], cache_dir: Path | str, r
             return _read_entry(entry, fingerprint)
         except DamagedEntry as damage:
             notice(f"cache: {entry} is damaged ({damage}); rebuilding it")
-    result = imports.import_outputs(sources, registry, model_overrides, strict)
+    result = build()
     if writable:
         try:
             if entry.exists():
                 shutil.rmtree(entry)
-            _write_entry(entry, result, fingerprint, [str(source.path) for source in sources])
+            _write_entry(entry, result, fingerprint, inputs)
         except OSError as error:
             notice(f"cache: cannot write {entry} ({error}); continuing without the cache")
     return result
-
 
 __all__ = ["HASHES_FILE", "import_fingerprint", "load_or_import", "DamagedEntry", "FileHashes", "content_hash", "input_fingerprint", "load_or_ingest",
            "log_files"]
