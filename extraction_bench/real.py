@@ -31,7 +31,7 @@ from lmms_eval_tasks.record import ABSTAIN_REASONS
 REPO = Path(__file__).resolve().parents[1]
 LABELS_FOLDER = REPO / "tests" / "extraction_real"
 DATA_FOLDER = REPO.parent / "shared" / "data" / "m3cot"
-SAMPLES = ("m3cot_dev", "m3cot_heldout")
+SAMPLES = ("m3cot_dev", "m3cot_heldout_round1", "m3cot_heldout_round2")
 FIELDS = ("file", "id", "expected", "reason", "note")
 LABEL_REASONS = tuple(r for r in ABSTAIN_REASONS if r != "inconclusive")  # what a text is, not which rule read it
 
@@ -225,3 +225,23 @@ def scorecard(read: pd.DataFrame, title: str) -> str:
         "Per model:", "", _formatted(group_table(read, "model")),
     ]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- drawing a new sample
+
+def draw_sample(per_file: int, seed: int, exclude: set[tuple[str, str]], data: Path = DATA_FOLDER) -> list[tuple[str, str]]:
+    """A stratified draw of `per_file` (file, id) pairs from every data file, none of them in `exclude` (the
+    items earlier samples hold), in an order shuffled across files so that any chunk of it mixes models and styles."""
+    import random
+
+    rng = random.Random(seed)
+    files = sorted(path.name.removesuffix(".jsonl.gz") for path in data.glob("*__*.jsonl.gz"))
+    responses = load_responses(set(files), data)
+    drawn = []
+    for file in files:
+        ids = sorted(i for f, i in responses if f == file and (f, i) not in exclude)
+        if len(ids) < per_file:
+            raise LabelError(f"{data / file}.jsonl.gz: only {len(ids)} responses not in earlier samples, {per_file} asked")
+        drawn += [(file, i) for i in rng.sample(ids, per_file)]
+    rng.shuffle(drawn)
+    return drawn

@@ -64,7 +64,7 @@ def test_a_withheld_letter_keeps_its_candidate_and_no_tier(dev):
 
 
 def test_the_label_files_keep_their_format():
-    for name in (*real.SAMPLES, "m3cot_agreement"):
+    for name in (*real.SAMPLES, "m3cot_agreement", "m3cot_agreement_round2"):
         path = real.LABELS_FOLDER / f"{name}.jsonl"
         if path.exists():
             assert real.load_labels(path)
@@ -96,5 +96,5 @@ HELD_OUT = {"items": 1008, "given": 854, "right": 847, "committed": 877, "non_an
 
 @needs_data
 def test_the_held_out_figures_are_those_recorded():
-    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout")))
+    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout_round1")))
     assert {key: totals[key] for key in HELD_OUT} == HELD_OUT
