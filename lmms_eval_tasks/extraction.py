@@ -477,7 +477,35 @@ LAST_LOWER_LETTER = re.compile(r"(?<=[.!?,])[ \t]+\(?([a-z])\)[ \t]*[.!]?[ \t]*$
 LOWER_CLOSED = re.compile(r"([a-z])\)")
 CUT_LETTER = re.compile(r"[ \t]*\([ \t]*([A-Za-z])[ \t]*")  # a bracket the generation never closed, at the text's end
 ITEM_BEFORE = re.compile(r"(?:^|[.!?;,:]|\band)[ \t]*$")  # where an item of a list starts
+# Where the clause after a letter stops stating the option: a negation, a reason, a comparison, another option named.
+NEGATION_OR_REASON = re.compile(r"(?i)\b(?:not|no|never|neither|nor|rather\s+than|instead\s+of|unlike|because|since|as|"
+                                r"due\s+to|given|while|whereas|than|compared|option|choice)\b|n't\b")
 NAMED_LETTER = re.compile(r"(?i:\b(?:option|choice)s?)[ \t]*\(?([A-Z])\)?(?![\w'])")
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word  # "pairs" is "pair"
+
+
+CONTENT_TOKEN = re.compile(r"[^\s,;()\[\]{}\"'!?]+")
+
+
+def _content_words(text: str) -> set[str]:
+    """The words and values of a text as the distinctive-word check compares them: a time or a decimal is one value
+    ("11:05", "-3.0"), plurals are singular, function words and single letters are left out."""
+    found = set()
+    for token in CONTENT_TOKEN.findall(text.lower()):
+        token = token.strip(".:")
+        if token and token not in FUNCTION_WORDS and (len(token) > 1 or token.isdigit()):
+            found.add(_stem(token))
+    return found
+
+
+def _distinctive_words(options: dict[str, str]) -> dict[str, set[str]]:
+    """Per option, the content words and values of its text that no other option's text has: what tells it apart
+    ({"same", "both", "strength"} for "The strength ... is the same in both pairs" beside "... stronger in Pair 1")."""
+    words = {letter: _content_words(text) for letter, text in options.items()}
+    return {letter: own - set().union(*(other for o, other in words.items() if o != letter)) for letter, own in words.items()}
 
 
 def _named_letters(text: str) -> set[str]:
@@ -501,10 +529,19 @@ class _Reader:
             words = [w for w, _, _ in _words(option)]
             if words and not (len(words) == 1 and len(words[0]) == 1 and words[0].isalpha()) and not set(words) <= FUNCTION_WORDS:
                 self.option_words[letter] = words  # a one-letter option text is read as a letter; "the" cannot be recognised
+        # options that differ only in case ("Ee", "EE", "ee") are told apart by case: "(C) EE" is (D)'s text, not (C)'s
+        lowered = [tuple(w for w, _, _ in _words(option)) for option in options]
+        self.cased_options = {letter: [option[s:e] for _, s, e in _words(option)]
+                              for letter, option, low in zip(letters, options, lowered) if low and lowered.count(low) > 1}
+        self.distinctive = _distinctive_words(dict(zip(letters, options)))
         # the letters an option's text names ("Option B in the image", "Point C"): a letter written after another
         # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
         self.option_labels = {letter: _named_letters(option) for letter, option in zip(letters, options)}
         self.option_numbers = {letter: set(NUMBER.findall(option)) for letter, option in zip(letters, options)}
+        # letters the options' texts give to other options ("(C) Option A in the image", "(A) Point C"): a letter
+        # written alone may then mean either, and what the response says around it decides
+        self.label_holders = {named: {o for o, labels in self.option_labels.items() if named in labels and o != named}
+                              for named in letters}
         self.words = _words(text)
         self.word_starts = [start for _, start, _ in self.words]
         self.roman = bool(ROMAN_NUMERALS.search(text) or any(re.search(r"\bI\b", o) and ROMAN_NUMERALS.search(o) for o in options))
@@ -602,10 +639,17 @@ class _Reader:
             for start in (i, i + 1) if i < len(self.words) and self._article(i) else (i,):
                 for words in {tuple(option), tuple(_without_article(option))}:
                     span = self.words[start : start + len(words)]
-                    matched = len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end
+                    matched = len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end \
+                        and self.same_case(letter, span)
                     if matched and (best is None or span[-1][2] > best[1]):
                         best = (letter, span[-1][2])
         return best
+
+    def same_case(self, letter: str, span: list[tuple[str, int, int]]) -> bool:
+        """Whether the words of a span that match the option's text case-blind match it as written, where case is all
+        that tells the option from another."""
+        cased = self.cased_options.get(letter)
+        return cased is None or [self.text[s:e] for _, s, e in span] == cased[len(cased) - len(span) :]
 
     def _article(self, i: int) -> bool:
         """Whether word i is an article; "A" written as a letter ("(A) 0.27", "A) 0.27", "A. 0.27") is not."""
@@ -621,7 +665,7 @@ class _Reader:
         for letter, option in self.option_words.items():
             target = _without_article(option)
             for i in range(len(words) - len(target) + 1):
-                if [w for w, _, _ in words[i : i + len(target)]] == target:
+                if [w for w, _, _ in words[i : i + len(target)]] == target and self.same_case(letter, words[i : i + len(target)]):
                     found.append((letter, words[i][1], words[i + len(target) - 1][2]))
         found += self._elided(words, found)
         kept = [(letter, s, e) for letter, s, e in found
@@ -768,8 +812,10 @@ class _Reader:
                 return Reading("conflict", (token.letter, named[0]))  # "B. a red square" where A is the red square
         if (conflict := self.label_conflict(token, end)) is not None:
             return Reading("conflict", (token.letter, conflict))
+        if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
+            return Reading("conflict", (token.letter, conflict))
         line_end = self.text.find("\n", after) % (len(self.text) + 1)
-        if others := self.other_items(token.letter, after, line_end):  # "(A), she is studying. (B), she sleeps."
+        if others := self.other_items(token, after, line_end):  # "(A), she is studying. (B), she sleeps."
             letters = (token.letter, *sorted(others))
             return Reading("listed" if set(letters) >= self.valid else "several", letters)
         rest_end = self.clause_end(after, end)
@@ -795,12 +841,49 @@ class _Reader:
         third = named - {token.letter} if any(self.option_labels.values()) else set()
         if pointed or third:  # a letter that another option's text names, or a third one where the options name letters
             return min(pointed or third)
+        label = LABELLED.match(self.text, after, clause_end)
+        if label and "." not in self.text[token.end : after] and (opening := _named_letters(label.group()) - own - {token.letter}):
+            return min(opening)  # "(C) Object A", "(A) Object D will sink": the letter, or the object? (not "(E). Point B is ...")
         stated = set(NUMBER.findall(self.text[token.end : clause_end]))  # signs kept: "(C) -2.4 km"  # "(C). The point is at -11.8 km" where (A) is -11.8 km
         valued = {o for o, numbers in self.option_numbers.items() if o != token.letter and numbers and numbers <= stated
                   and not (self.option_numbers.get(token.letter, set()) & stated)}
         if len(valued) == 1:
             return valued.pop()
-        return self.other_option_start(token.letter, after, clause_end)
+        return self.other_option_start(token.letter, after, clause_end) or self.other_content(token.letter, token.end, clause_end)
+
+    def other_content(self, letter: str, start: int, end: int) -> str | None:
+        """The other option whose distinctive words the clause after a letter says, where it says none of the
+        letter's own: "(A). The magnetic forces are the same" where only (C) says "same"; "(C). ... at -3.0 and -0.4
+        km", the values of (A) and (B). Words after a negation, a reason or another option ("not the same", "because
+        option A ...") say nothing."""
+        own = self.distinctive.get(letter)
+        if not own:
+            return None  # nothing in the letter's own text tells it apart ("Sample A" beside "Sample B")
+        stop = NEGATION_OR_REASON.search(self.text, start, end)
+        said = _content_words(self.text[start : stop.start() if stop else end])
+        if said & own:
+            return None
+        return min((o for o, words in self.distinctive.items() if o != letter and words & said), default=None)
+
+    def label_ambiguity(self, token: Token, end: int) -> str | None:
+        """Where another option's text holds the token's letter as a label ("Point C" is (A), the answer "(C)"), a
+        letter written alone is ambiguous when the response names that label ("... at point C. The answer is
+        (C).") or gives a value for it ("(A) 25" where the options are "option B in the image", ...)."""
+        holders = self.label_holders.get(token.letter)
+        if not holders:
+            return None
+        after = DELIMITER.match(self.text, token.end, end).end()
+        clause_end = self.clause_end(after, min(end, self.text.find("\n", token.end) % (len(self.text) + 1)))
+        if NUMBER.match(self.text, after, clause_end):
+            return min(holders)
+        sentence = self.text.rfind("\n", 0, token.start) + 1  # from the sentence before the token's to its line's end
+        ends = [m.end() for m in SENTENCE_END.finditer(self.text, 0, token.start)]
+        start = ends[-2] if len(ends) >= 2 else 0
+        line_end = self.text.find("\n", token.end) % (len(self.text) + 1)
+        near = [m for pattern in (LABELLED, NAMED_LETTER) for m in pattern.finditer(self.text, min(start, sentence), line_end)]
+        if any(not (m.start() <= token.start < m.end()) and token.letter in _named_letters(m.group()) for m in near):
+            return min(holders)
+        return None
 
     def other_option_start(self, letter: str, start: int, end: int) -> str | None:
         """The one other option whose text begins with the (two or more) words at start, where the letter's own
@@ -812,12 +895,19 @@ class _Reader:
         begins = {o for o, option in self.option_words.items() if _without_article(option)[: len(words)] == _without_article(words)}
         return next(iter(begins)) if len(begins) == 1 and letter not in begins else None
 
-    def other_items(self, letter: str, start: int, end: int) -> set[str]:
+    def other_items(self, token: Token, start: int, end: int) -> set[str]:
         """Other options' letters written as items after an answer on its line ("(A) x, (B) y", "(A), she is
-        studying. (B), she sleeps."), not rejected ("(B) is wrong")."""
-        return {t.letter for t in self.tokens(start, end)
-                if t.letter != letter and t.letter in self.valid and t.form in ("bracket", "closed", "named")
-                and ITEM_BEFORE.search(self.text, max(0, t.start - 8), t.start) and not self.rejected(t.start, t.end)}
+        studying. (B), she sleeps."), not rejected ("(B) is wrong"); after "Option A is ...", also "Option B is ...":
+        each option described in turn."""
+        letter = token.letter
+        found = {t.letter for t in self.tokens(start, end)
+                 if t.letter != letter and t.letter in self.valid and t.form in ("bracket", "closed", "named")
+                 and ITEM_BEFORE.search(self.text, max(0, t.start - 8), t.start) and not self.rejected(t.start, t.end)}
+        if token.form == "named" and SUBJECT_VERB.match(self.text, token.end):
+            found |= {m.group(1) for m in NAMED_LETTER.finditer(self.text, start, end)
+                      if m.group(1) != letter and m.group(1) in self.valid and SUBJECT_VERB.match(self.text, m.end())
+                      and ITEM_BEFORE.search(self.text, max(0, m.start() - 8), m.start())}
+        return found
 
     def read_block(self, start: int, end: int) -> Reading | None:
         """Lines after "The correct answer is:": one answer, or a list of options."""

@@ -210,6 +210,21 @@ def test_naming_one_option_text_selects_it(options, data):
     assert letter_read(extract_choice(f"It is {options[index]}.", options)) == chr(65 + index)
 
 
+@deterministic
+@given(options=st.lists(st.lists(option_text.filter(lambda word: not word.endswith("s")), min_size=1, max_size=3, unique=True),
+                        min_size=2, max_size=5), data=st.data())  # no plurals: "cats" and "cat" are one word to the check
+def test_a_letter_followed_only_by_another_options_own_words_is_never_committed(options, data):
+    texts = [" ".join(words) for words in options]
+    own = [set(words) - set().union(*(set(other) for j, other in enumerate(options) if j != i)) for i, words in enumerate(options)]
+    chosen, other = data.draw(st.permutations(range(len(texts))))[:2]
+    if not own[chosen] or not own[other]:
+        return  # an option with no word of its own cannot be told apart by words
+    word = data.draw(st.sampled_from(sorted(own[other])))
+    response = data.draw(st.sampled_from(["Answer: ({L}). It is {W}.", "({L}) {W}", "The correct answer is ({L}) {W}."]))
+    extraction = extract_choice(response.format(L=chr(65 + chosen), W=word), texts)
+    assert extraction.prediction != chr(65 + chosen), (texts, response, word)
+
+
 # Options as benchmarks write them (with capitals, digits, punctuation); framing that names no option.
 NOUNS = ["the bridge", "a red kite", "Lake Geneva", "3.5 cm", "Vitamin K", "the second image", "about the same",
          "a snowy owl", "Tap 'Settings'", "45°", "Mount Fuji", "the fourth image", "a cat bathes a woman.", "12"]
@@ -385,6 +400,25 @@ def test_a_lone_capital_after_a_refusal_does_not_score(response):
         ("Answer: (A, B) 7", ["7", "6", "4"], "several_answers"),
         ("Answer: (A), she is studying. (B), she sleeps. (C), she works.", ["studying", "sleeping", "working"],
          "all_options_listed"),
+        # options told apart only by case: "EE" is (D)'s text
+        ("The correct answer is (C) EE, as the genotype shows.", ["AA", "ee", "Ee", "EE"], "self_contradiction"),
+        # the clause after the letter says only another option's distinctive words or values
+        ("Answer: (A). The magnetic forces are the same between the two pairs.",
+         ["The magnetic force is stronger in Pair 2.", "The magnetic force is stronger in Pair 1.",
+          "The strength of the magnetic force is the same in both pairs."], "self_contradiction"),
+        ("Answer: (C). The easternmost points are located at -3.0 and -0.4 kilometers, respectively.",
+         ["-3.0 km", "-0.4 km", "-10.4 km"], "self_contradiction"),
+        # a label of another letter written as the letter's content: the letter, or the object?
+        ("(C) Object A\n\nObject A is denser than water.", ["1", "3", "2", "0"], "self_contradiction"),
+        # options whose texts letter other options: a bare letter beside that label, or with a value, means either
+        ("The depth is at its minimum at point C.\nThe answer is (C).", ["Point C", "Point B", "Point D", "Point A"],
+         "self_contradiction"),
+        ("The correct answer is (A) 25.", ["None of the choices is correct.", "option B in the image is right.",
+                                           "option A in the image is the right option.", "option C in the image is right."],
+         "self_contradiction"),
+        # each option described in turn after "Answer: Option A is ..."
+        ("Answer: Option A is the sea of darkness. Option B is the light in the darkness.",
+         ["Option A in the image", "Option B in the image", "All given choices are wrong."], "several_answers"),
     ],
 )
 def test_a_letter_with_another_options_text_label_or_value_is_no_answer(response, options, reason):
@@ -405,6 +439,24 @@ def test_a_letter_with_another_options_text_label_or_value_is_no_answer(response
     ],
 )
 def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response, options, letter):
+    extraction = extract_choice(response, options)
+    assert extraction.prediction == letter, extraction
+
+
+@pytest.mark.parametrize(
+    "response, options, letter",
+    [
+        ("(c) -0.74", ["-0.41", "0.74", "-0.74", "0.41"], "C"),  # the sign is the option's, not a delimiter
+        ("The correct answer is (C) Ee.", ["AA", "ee", "Ee", "EE"], "C"),
+        ("B. Because option A (mitochondrion) lacks the green thylakoid stacks.",
+         ["Mitochondrion", "Chloroplast", "Nucleus", "Golgi apparatus"], "B"),  # another option named to reject it
+        ("Answer: (C). The game ends at 11:05 AM.", ["10:35 AM.", "2:05 PM.", "12:00 PM.", "11:15 AM."], "C"),  # no option's value
+        ("Answer: (E). Point B is at the top left of the map.", ["4.2, 4.2", "4.2, 0.3", "-4.2, 4.2", "0.3, 4.2", "0.3, -6.1"], "E"),
+        ("Therefore, the two samples have the same temperature.\nThe correct answer is (B).",
+         ["sample B", "neither; the samples have the same temperature", "sample A"], "B"),  # label B far from the answer
+    ],
+)
+def test_a_letter_whose_clause_fits_it_or_no_option_is_kept(response, options, letter):
     extraction = extract_choice(response, options)
     assert extraction.prediction == letter, extraction
 
