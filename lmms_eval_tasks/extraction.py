@@ -478,6 +478,11 @@ LOWER_CLOSED = re.compile(r"([a-z])\)")
 CUT_LETTER = re.compile(r"[ \t]*\([ \t]*([A-Za-z])[ \t]*")  # a bracket the generation never closed, at the text's end
 ITEM_BEFORE = re.compile(r"(?:^|[.!?;,:]|\band)[ \t]*$")  # where an item of a list starts
 # Where the clause after a letter stops stating the option: a negation, a reason, a comparison, another option named.
+NEGATION_WORD = re.compile(r"(?i)\b(?:not|no|never|neither|nor|unlike|otherwise|less|rather|instead|wrong|incorrect)\b|n't\b")
+META_WORDS = frozenset({"answer", "correct", "right", "option", "choice", "solution", "response", "appropriate", "best",
+                        "selected", "image", "picture", "given", "text", "choices", "options"})  # about options, not in them
+BRACKETED_LETTER = re.compile(r"\(([A-Z])\)")
+IN_THE_IMAGE = re.compile(r"[ \t]+(?:in|of|from|shown\s+in)[ \t]+the[ \t]+(?:image|picture|figure|diagram)\b", re.IGNORECASE)
 NEGATION_OR_REASON = re.compile(r"(?i)\b(?:not|no|never|neither|nor|rather\s+than|instead\s+of|unlike|because|since|as|"
                                 r"due\s+to|given|while|whereas|than|compared|option|choice)\b|n't\b")
 NAMED_LETTER = re.compile(r"(?i:\b(?:option|choice)s?)[ \t]*\(?([A-Z])\)?(?![\w'])")
@@ -501,11 +506,13 @@ def _content_words(text: str) -> set[str]:
     return found
 
 
-def _distinctive_words(options: dict[str, str]) -> dict[str, set[str]]:
-    """Per option, the content words and values of its text that no other option's text has: what tells it apart
-    ({"same", "both", "strength"} for "The strength ... is the same in both pairs" beside "... stronger in Pair 1")."""
+def _discriminating_words(options: dict[str, str]) -> dict[str, set[str]]:
+    """Per option, the content words and values of its text that not every option's text has: what tells options
+    apart ({"same", "both", "strength"} for "The strength ... is the same in both pairs" beside "... stronger in Pair
+    1"; {"thursday", "hunt"} for "on Thursday ... at Hunt Museum" beside the Tuesday and Digital Museum options)."""
     words = {letter: _content_words(text) for letter, text in options.items()}
-    return {letter: own - set().union(*(other for o, other in words.items() if o != letter)) for letter, own in words.items()}
+    shared = set.intersection(*words.values()) if words else set()
+    return {letter: own - shared for letter, own in words.items()}
 
 
 def _named_letters(text: str) -> set[str]:
@@ -533,7 +540,7 @@ class _Reader:
         lowered = [tuple(w for w, _, _ in _words(option)) for option in options]
         self.cased_options = {letter: [option[s:e] for _, s, e in _words(option)]
                               for letter, option, low in zip(letters, options, lowered) if low and lowered.count(low) > 1}
-        self.distinctive = _distinctive_words(dict(zip(letters, options)))
+        self.discriminating = _discriminating_words(dict(zip(letters, options)))
         # the letters an option's text names ("Option B in the image", "Point C"): a letter written after another
         # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
         self.option_labels = {letter: _named_letters(option) for letter, option in zip(letters, options)}
@@ -810,7 +817,9 @@ class _Reader:
             named = self.option_at(DELIMITER.match(self.text, token.end, end).end(), end)
             if named is not None and named[0] != token.letter:
                 return Reading("conflict", (token.letter, named[0]))  # "B. a red square" where A is the red square
-        if (conflict := self.label_conflict(token, end)) is not None:
+        if (imaged := self.image_letter(token)) is not None:
+            return imaged
+        if (conflict := self.label_conflict(token, end, with_text)) is not None:
             return Reading("conflict", (token.letter, conflict))
         if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
             return Reading("conflict", (token.letter, conflict))
@@ -827,7 +836,17 @@ class _Reader:
                 return Reading("hedge", tuple(sorted({token.letter, *others})))
         return Reading("one", (token.letter,))
 
-    def label_conflict(self, token: Token, end: int) -> str | None:
+    def image_letter(self, token: Token) -> Reading | None:
+        """Where the options name the image's letters ("option B in the image"), "option (D) in the image" names the
+        image's option D: the token's own option when its text names D, else another (a contradiction) or none."""
+        if not any(self.option_labels.values()) or not IN_THE_IMAGE.match(self.text, token.end):
+            return None
+        holders = {o for o, labels in self.option_labels.items() if token.letter in labels}
+        if token.letter in holders:
+            return None
+        return Reading("conflict", (token.letter, min(holders))) if holders else Reading("out_of_range", (token.letter,))
+
+    def label_conflict(self, token: Token, end: int, with_text: bool = False) -> str | None:
         """Another letter than the token's that the token itself or the clause after it names, when the options
         name letters ("Option B in the image"): "Answer: Option C" where (A) is "Option C in the image", "(A)
         Container A" where (A) is "Option B in the image", "(C) Point C" where (C) is "Point B"."""
@@ -849,21 +868,30 @@ class _Reader:
                   and not (self.option_numbers.get(token.letter, set()) & stated)}
         if len(valued) == 1:
             return valued.pop()
-        return self.other_option_start(token.letter, after, clause_end) or self.other_content(token.letter, token.end, clause_end)
+        if (begins := self.other_option_start(token.letter, after, clause_end)) is not None:
+            return begins
+        if with_text or SUBJECT_VERB.match(self.text, token.end) or PREDICATE.match(self.text, token.end):
+            return None  # its own text follows, or a predicate ("(C) is the correct answer"): not another option's content
+        return self.other_content(token.letter, token.end, clause_end)
 
     def other_content(self, letter: str, start: int, end: int) -> str | None:
-        """The other option whose distinctive words the clause after a letter says, where it says none of the
-        letter's own: "(A). The magnetic forces are the same" where only (C) says "same"; "(C). ... at -3.0 and -0.4
-        km", the values of (A) and (B). Words after a negation, a reason or another option ("not the same", "because
-        option A ...") say nothing."""
-        own = self.distinctive.get(letter)
-        if not own:
-            return None  # nothing in the letter's own text tells it apart ("Sample A" beside "Sample B")
-        stop = NEGATION_OR_REASON.search(self.text, start, end)
-        said = _content_words(self.text[start : stop.start() if stop else end])
-        if said & own:
+        """The other option that accounts for what the clause after a letter says where the letter's own does not:
+        the clause says a word or value that tells options apart and the letter's text lacks, and another option's
+        text has every such word the clause says ("(A). The magnetic forces are the same" where only (C) says
+        "same"; "(C), ... on Thursday" where (C) says Tuesday and (A) Thursday; "(C). ... at -3.0 and -0.4 km").
+        Words after a negation, a reason or another option ("not the same", "because option A ...") say nothing."""
+        if letter not in self.discriminating:
             return None
-        return min((o for o, words in self.distinctive.items() if o != letter and words & said), default=None)
+        stop = NEGATION_OR_REASON.search(self.text, start, end)
+        clause = LABELLED.sub(" ", self.text[start : stop.start() if stop else end])  # labels are label_conflict's
+        said = {w for w in _content_words(clause) if (len(w) > 2 or any(c.isdigit() for c in w))  # not units: "am", "km"
+                and not (self.roman and re.fullmatch(r"[ivx]+", w))}  # "III" labels a statement, as a letter an option
+        said &= set().union(*self.discriminating.values()) - META_WORDS
+        if not said - self.discriminating[letter]:
+            return None  # the clause says nothing that the letter's own text lacks
+        return min((o for o, words in self.discriminating.items() if o != letter and said <= words), default=None) \
+            or min((o for o, words in self.discriminating.items() if o != letter and said & words
+                    and not said & self.discriminating[letter]), default=None)
 
     def label_ambiguity(self, token: Token, end: int) -> str | None:
         """Where another option's text holds the token's letter as a label ("Point C" is (A), the answer "(C)"), a
@@ -903,6 +931,11 @@ class _Reader:
         found = {t.letter for t in self.tokens(start, end)
                  if t.letter != letter and t.letter in self.valid and t.form in ("bracket", "closed", "named")
                  and ITEM_BEFORE.search(self.text, max(0, t.start - 8), t.start) and not self.rejected(t.start, t.end)}
+        for m in BRACKETED_LETTER.finditer(self.text, start, end):  # "(A) 6.7 for Point A and (B) 7.3, 5.9 for Point B"
+            other = m.group(1)
+            if other != letter and other in self.valid and ITEM_BEFORE.search(self.text, max(0, m.start() - 8), m.start()) \
+                    and self.option_at(DELIMITER.match(self.text, m.end(), end).end(), end, only=other) is not None:
+                found.add(other)
         if token.form == "named" and SUBJECT_VERB.match(self.text, token.end):
             found |= {m.group(1) for m in NAMED_LETTER.finditer(self.text, start, end)
                       if m.group(1) != letter and m.group(1) in self.valid and SUBJECT_VERB.match(self.text, m.end())
@@ -1010,7 +1043,15 @@ class _Reader:
             return False
         if not self.text[first.end : self.lines[0][1]].strip(" \t.:)"):
             return True
+        if self._option_item(0) and self._option_item(1) and self.leads[1].letter != first.letter:
+            return False  # "(A) 12:50 PM.\n(B) 10:50 AM.\n...": the first line is the list's first item
         return any(token.letter == first.letter for i, token in self.leads.items() if i > 0)
+
+    def _option_item(self, line: int) -> bool:
+        """Whether a line is a letter followed by its own option text and nothing else ("(B) 10:50 AM.")."""
+        token = self.leads.get(line)
+        own_end = self._own_text_end(token, self.lines[line][1]) if token is not None else None
+        return own_end is not None and not self.text[own_end : self.lines[line][1]].strip(" \t.!")
 
     def line_commitments(self) -> list[Commitment]:
         """The first line, and later lines or sentences that are only a letter (or a letter with its text);
@@ -1080,7 +1121,10 @@ class _Reader:
     def conclusion(self) -> tuple[int, int]:
         """All of a short response; the last two sentences of a long one's last paragraph; the last sentence of
         one that opens as working ("Let's analyze the images. ..."), whose earlier sentences are the working."""
-        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
+        ends = []
+        for m in SENTENCE_END.finditer(self.text):  # "... mexicanum.\nThe ..." ends one sentence, not two
+            if self.text[m.end() :].strip() and not (ends and not self.text[ends[-1] : m.start()].strip()):
+                ends.append(m.end())
         sentences = [p for p in SENTENCE_END.split(self.text) if p.strip(" \t*-")]
         if WORKING_OPENING.match(self.text) and ends:
             return ends[-1], len(self.text)
@@ -1089,6 +1133,20 @@ class _Reader:
         paragraph = max(0, self.text.rfind("\n\n") + 2)
         ends = [e for e in ends if e > paragraph]
         return (ends[-2] if len(ends) >= 2 else paragraph), len(self.text)
+
+    def final_sentence_names(self) -> str | None:
+        """The one option whose text the last sentence names, with no letter there ("... The phenotype of this pea
+        plant is constricted pods."): where the response opened with another letter, the working concluded against it."""
+        if len(self.lines) < 2:
+            return None
+        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
+        start = ends[-1] if ends else 0
+        last = self.text[start:]
+        if start <= self.lines[0][1] or self.tokens(start, len(self.text)) or NAMED_LETTER.search(last) \
+                or BRACKETED_LETTER.search(last) or NEGATION_WORD.search(last):
+            return None  # a letter there, or a rejection ("Option B shows ..., which does not match")
+        named = {letter for letter, _, _ in self.option_occurrences(start, len(self.text))}
+        return named.pop() if len(named) == 1 else None
 
     def masked(self, start: int, end: int) -> str:
         """The span with option texts blanked, so that an option such as "None of the above" is no marker."""
@@ -1209,9 +1267,10 @@ def _words_end(text: str, words: str) -> int | None:
 
 
 def without_option_echo(text: str, options: list[str], letters: list[str]) -> str:
-    """The text with a copy of the option list on one line blanked ("[Choices] (A) 7 (B) 5 (C) 1 Answer: 1"): two
-    or more letters each with its own text, one after the other, are the prompt repeated, not an answer, and the
-    trigger words inside ("(A) the answer is option D") state nothing; the last item may be cut short. A text that
+    """The text with a copy of the option list on one line blanked ("[Choices] (A) 7 (B) 5 (C) 1 Answer: 1"): every
+    option's letter with its own text, one after the other, is the prompt repeated, not an answer, and the trigger
+    words inside ("(A) the answer is option D") state nothing; a copy may stop early where the text stops, its last
+    item cut short. Some options only, with text after them, are several answers, not a copy. A text that
     is only the list is kept (it is read as the options listed). `options`: as `prepare` leaves them."""
     shown = {letter: " ".join(option.split()) for letter, option in zip(letters, options) if option.strip()}
     items = []
@@ -1234,8 +1293,10 @@ def without_option_echo(text: str, options: list[str], letters: list[str]) -> st
         run.append(item)
     runs.append(run)
     blanked = text
-    for run in runs:
-        if len({letter for _, _, letter in run}) >= 2:
+    for run in filter(None, runs):
+        listed = {letter for _, _, letter in run}
+        whole = listed >= set(shown) or not text[run[-1][1] :].strip()  # every option, or up to where the text stops
+        if len(listed) >= 2 and whole:  # not "the answer is (A) 6, (B) 4, and (C) 7": several answers
             start, end = run[0][0], run[-1][1]
             blanked = blanked[:start] + " " * (end - start) + blanked[end:]
     return blanked if re.search(r"\w", blanked) else text
@@ -1253,7 +1314,10 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
     cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
     if not commitments:
         return _committed(reader.without_commitment(), cut)
-    return _committed(_settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter"), cut)
+    settled = _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
+    if settled.found and settled.rule in ("first_line", "leading") and reader.final_sentence_names() not in (None, settled.prediction):
+        return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
+    return _committed(settled, cut)
 
 
 def _committed(extraction: Extraction, cut: bool) -> Extraction:

@@ -416,6 +416,21 @@ def test_a_lone_capital_after_a_refusal_does_not_score(response):
         ("The correct answer is (A) 25.", ["None of the choices is correct.", "option B in the image is right.",
                                            "option A in the image is the right option.", "option C in the image is right."],
          "self_contradiction"),
+        # no option's word unique to it, but the clause fits another option where it contradicts its own
+        ("Answer: (C), the symposium is held at Digital Museum on Thursday.",
+         ["Symposium on Thursday at Digital Museum.", "Symposium on Thursday at Hunt Museum.",
+          "Symposium on Tuesday at Digital Museum.", "Symposium on Tuesday at Hunt Museum."], "self_contradiction"),
+        # the image's own lettering where the options name it: no listed option says "option D in the image"
+        ("So, the answer is option (D) in the image.", ["None of the choices is correct.", "option C in the image is right.",
+                                                        "the answer is option B in the image", "the answer is option A in the image"],
+         "out_of_range"),
+        # some options with their texts after "the answer is": several answers, not a copy of the prompt's list
+        ("Therefore, the correct answer is (A) 6, (B) 4, and (C) 7.", ["6", "4", "7", "5", "1"], "several_answers"),
+        ("The correct answer is (A) 6.7, 7.3 for Point A and (B) 7.3, 5.9 for Point B.",
+         ["6.7, 7.3", "7.3, 5.9", "5.9, 7.3", "7.3, 6.7"], "several_answers"),
+        # an opening letter whose working ends by naming another option
+        ("(B)\n\nThe plant has two alleles d. The phenotype of this pea plant is constricted pods.",
+         ["constricted pods", "inflated pods"], "self_contradiction"),
         # each option described in turn after "Answer: Option A is ..."
         ("Answer: Option A is the sea of darkness. Option B is the light in the darkness.",
          ["Option A in the image", "Option B in the image", "All given choices are wrong."], "several_answers"),
@@ -452,6 +467,13 @@ def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response,
          ["Mitochondrion", "Chloroplast", "Nucleus", "Golgi apparatus"], "B"),  # another option named to reject it
         ("Answer: (C). The game ends at 11:05 AM.", ["10:35 AM.", "2:05 PM.", "12:00 PM.", "11:15 AM."], "C"),  # no option's value
         ("Answer: (E). Point B is at the top left of the map.", ["4.2, 4.2", "4.2, 0.3", "-4.2, 4.2", "0.3, 4.2", "0.3, -6.1"], "E"),
+        ("(C) is the correct answer.", ["option C in the image is the answer.", "the solution is option D in the image.",
+                                        "the solution is option B in the image.", "option A in the image is right."], "C"),
+        ("The correct answer is (C) sample B has the higher temperature.",
+         ["sample A", "neither; the samples have the same temperature", "sample B"], "C"),  # its own text, then a predicate
+        ("The answer is C: statements I and II are true, III is false.", ["I only", "II only", "I and II", "I, II, and III"], "C"),
+        ("(B)\n\nThe plant has two alleles d, and the allele D gives inflated pods, not constricted pods.",
+         ["constricted pods", "inflated pods"], "B"),  # the last sentence rejects the other option
         ("Therefore, the two samples have the same temperature.\nThe correct answer is (B).",
          ["sample B", "neither; the samples have the same temperature", "sample A"], "B"),  # label B far from the answer
     ],
