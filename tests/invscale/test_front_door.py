@@ -77,7 +77,7 @@ def test_the_launcher_finds_the_lmms_eval_version_of_the_interpreter_it_runs():
 
 def test_a_report_with_no_eligible_comparison_says_why_and_what_to_do(tmp_path, capsys):
     from postprocess.cli import main as postprocess_main
-    from test_report import write_constructed_logs
+    from analysis_factory import write_constructed_logs
 
     registry = write_constructed_logs(tmp_path)
     assert postprocess_main(["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),

@@ -1,5 +1,5 @@
-"""The labelled real M3CoT responses (tests/extraction_real, text from ../shared/data/m3cot): the rules that commit
-are exactly those that meet the bar on the samples the rules were fitted to (dev and the round-1 held-out, looked at
+"""The labelled real M3CoT responses (tests/lmms_eval_tasks/extraction_real, text from ../shared/data/m3cot): the
+rules that commit are exactly those that meet the bar on the samples the rules were fitted to (dev and the round-1 held-out, looked at
 since), the targets of issue 17 hold there, two readers agree, the round-2 held-out figures are those recorded when
 it was scored once, and the label files keep their format. Skips, saying so, where the data folder is absent."""
 
