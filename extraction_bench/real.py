@@ -1,7 +1,7 @@
 """Real responses labelled by reading: M3CoT outputs of nine public VLMs (../shared/data/m3cot, see its README),
 sampled across models and styles and labelled by people who read each response and never saw the extractor.
 
-The repository holds ids and labels only, one item a line in tests/extraction_real/<sample>.jsonl:
+The repository holds ids and labels only, one item a line in tests/lmms_eval_tasks/extraction_real/<sample>.jsonl:
   file      "<model>__<style>", the data file (<file>.jsonl.gz) that holds the response
   id        the question id in that file
   expected  the letter the response commits to, or null
@@ -34,7 +34,7 @@ from lmms_eval_tasks.question import LETTERS
 from lmms_eval_tasks.record import ABSTAIN_REASONS
 
 REPO = Path(__file__).resolve().parents[1]
-LABELS_FOLDER = REPO / "tests" / "extraction_real"
+LABELS_FOLDER = REPO / "tests" / "lmms_eval_tasks" / "extraction_real"
 DATA_FOLDER = REPO.parent / "shared" / "data" / "m3cot"
 SAMPLES = ("m3cot_dev", "m3cot_heldout_round1", "m3cot_heldout_round2", "m3cot_heldout_round3")
 FITTED = ("m3cot_dev", "m3cot_heldout_round1", "m3cot_heldout_round2")  # the rules were measured, fixed and gated on these

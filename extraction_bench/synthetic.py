@@ -1,7 +1,7 @@
 """The labelled extraction corpus: responses in the styles VLMs write, each with the reading a careful person
 gives, and the scorecard of the extractors on it.
 
-The corpus lives in tests/extraction_corpus/*.jsonl, one item a line:
+The corpus lives in tests/lmms_eval_tasks/extraction_corpus/*.jsonl, one item a line:
   id          unique, "<file>/<group>/<n>"
   kind        mcq | yes_no | numeric | open
   options     the option texts as the prompt shows them (letters A, B, ... in order); [] for other kinds
@@ -38,7 +38,7 @@ from lmms_eval_tasks.record import ABSTAIN_REASONS
 
 from .real import tier_table
 
-DEFAULT_FOLDER = Path(__file__).resolve().parents[1] / "tests" / "extraction_corpus"
+DEFAULT_FOLDER = Path(__file__).resolve().parents[1] / "tests" / "lmms_eval_tasks" / "extraction_corpus"
 KINDS = ("mcq", "yes_no", "numeric", "open")
 FIELDS = ("id", "kind", "options", "response", "expected", "reason", "style")
 

@@ -58,9 +58,10 @@ def _cait(argv: list[str], prog: str) -> int:
     from postprocess.cli import main as postprocess_main
 
     commands = {
-        "validate": ("check a CAIT folder: every record, every image", lambda rest: tasks_main(["cait-validate", *rest], prog=prog)),
+        "validate": ("check a CAIT folder: every record, every image",
+                     lambda rest: tasks_main(["validate", *rest], prog=prog, group="cait")),
         "prepare": ("validate a CAIT folder and write it for `tasks export --data cait=OUT`",
-                    lambda rest: tasks_main(["cait-prepare", *rest], prog=prog)),
+                    lambda rest: tasks_main(["prepare", *rest], prog=prog, group="cait")),
         "reeval": ("LLM judges answer from the models' descriptions (the CAIT re-evaluation)",
                    lambda rest: postprocess_main(["reeval", *rest], prog=prog, group="cait")),
         "build": ("build a CAIT dataset: resumable construction stages over one folder",

@@ -8,7 +8,7 @@ same Label Studio export-file import a person's would: 2 verbs x 2 scene pairs -
 -> images -> filtering -> the CAIT folder, validated, then lmms-eval's CAIT tasks on the smallest tiny model
 of each demo family.
 
-`fake_llm_answer` is also the tests' LLM (tests/test_cait_build.py).
+`fake_llm_answer` is also the tests' LLM (tests/cait_dataset/test_cait_build.py).
 """
 
 from __future__ import annotations

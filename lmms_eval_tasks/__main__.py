@@ -27,9 +27,14 @@ def validated(data: dict[str, str], max_errors: int = MAX_REPORTED) -> bool:
     return not any(check.problems for check in checks)
 
 
-def build_parser(prog: str = "python -m lmms_eval_tasks") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m lmms_eval_tasks", group: str | None = None) -> argparse.ArgumentParser:
+    """Every command (group None), or the CAIT folder commands under the short names `invscale cait` shows them by
+    (group "cait": validate, prepare), so that their usage line reads `invscale cait validate`."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    if group == "cait":
+        add_cait_commands(commands, prefix="")
+        return parser
     data_help = ("point a base task at local data: TASK=PATH (parquet/json/jsonl/csv/tsv files, comma-joined, or a "
                  "save_to_disk folder); every row is validated first")
     validate = commands.add_parser("validate", help="check local benchmark data row by row (every bad row listed "
@@ -53,18 +58,25 @@ def build_parser(prog: str = "python -m lmms_eval_tasks") -> argparse.ArgumentPa
     fixtures.add_argument("destination", type=Path)
     commands.add_parser("list", help="list the tasks and groups")
     commands.add_parser("generate", help="rewrite the task YAMLs and task_hooks.py from benchmarks.py (developers)")
-    validate = commands.add_parser("cait-validate", help="check a CAIT folder (cait.jsonl or cait.parquet + images): "
-                                                         "every record, every image; exit 1 on any problem")
-    validate.add_argument("folder", type=Path)
-    validate.add_argument("--max-errors", type=int, default=cait.MAX_REPORTED, help="problems listed (the rest counted)")
-    prepare = commands.add_parser("cait-prepare", help="validate a CAIT folder and write it for --data cait=OUT")
-    prepare.add_argument("folder", type=Path)
-    prepare.add_argument("out", type=Path)
+    add_cait_commands(commands, prefix="cait-")
     return parser
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m lmms_eval_tasks") -> int:
-    args = build_parser(prog).parse_args(argv)
+def add_cait_commands(commands, prefix: str) -> None:
+    """The CAIT folder commands: f"{prefix}validate" and f"{prefix}prepare"."""
+    validate = commands.add_parser(f"{prefix}validate", help="check a CAIT folder (cait.jsonl or cait.parquet + "
+                                                            "images): every record, every image; exit 1 on any problem")
+    validate.add_argument("folder", type=Path)
+    validate.add_argument("--max-errors", type=int, default=cait.MAX_REPORTED, help="problems listed (the rest counted)")
+    prepare = commands.add_parser(f"{prefix}prepare", help="validate a CAIT folder and write it for --data cait=OUT")
+    prepare.add_argument("folder", type=Path)
+    prepare.add_argument("out", type=Path)
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m lmms_eval_tasks", group: str | None = None) -> int:
+    args = build_parser(prog, group).parse_args(argv)
+    if group == "cait":  # the short names of the CAIT group are the cait-* commands
+        args.command = f"cait-{args.command}"
     try:
         if args.command == "validate":
             if not args.data and args.tasks_dir is None:

@@ -5,7 +5,7 @@ Naming pattern: `invscale_<benchmark>_<split>` for the base task and `<base task
 BLINK's base task is `blink_val` (its exact name was asked for and lmms-eval has no task of that name),
 CAIT's is `cait`. Groups: `invscale` runs the nine paper splits' base tasks, `invscale_<variant>` their
 tasks of one variant; CAIT's five tasks are named one by one. No name here may equal a built-in lmms-eval
-task, group or tag: a built-in silently wins a collision (tests/test_task_catalog.py checks against the
+task, group or tag: a built-in silently wins a collision (tests/lmms_eval_tasks/test_task_catalog.py checks against the
 installed index).
 """
 

@@ -88,8 +88,8 @@ RULE_TIERS = {
     "only_word": READING, "calculation": READING, "only_number": READING,
 }
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the dev sample
-# (tests/extraction_real/m3cot_dev.jsonl, docs/extraction_precision.md): a rule commits when at least 99.9% of the
-# letters it finds there are right, and a reading rule also needs 20 letters or more to show it (a strict rule
+# (tests/lmms_eval_tasks/extraction_real/m3cot_dev.jsonl, docs/extraction_precision.md): a rule commits when at
+# least 99.9% of the letters it finds there are right, and a reading rule also needs 20 letters or more to show it (a strict rule
 # reads a stated letter and commits unless measured below; boxed has no letters there). Withheld: conclusion_text
 # (39/43), predicate (5/6), mention (11/11, too few), choice_statement (1/1), capital, so_statement and verdict
 # (none left once the rules above have read): abstain reason `inconclusive`, the letter kept as `candidate`, for

@@ -7,7 +7,7 @@ Written from benchmarks.py, catalog.py and hooks.METRICS:
                               CoT-style variants also include _cot.yaml
   tasks/invscale*.yaml        the groups, with their pooled metrics
   task_hooks.py               one `docs_<task>` function per task, calling hooks.prepare_docs
-Hand-written and shared: tasks/_template.yaml (hooks, decoding) and tasks/_cot.yaml (the reasoning budget). tests/test_task_catalog.py checks that the checked-in files equal these.
+Hand-written and shared: tasks/_template.yaml (hooks, decoding) and tasks/_cot.yaml (the reasoning budget). tests/lmms_eval_tasks/test_task_catalog.py checks that the checked-in files equal these.
 """
 
 from __future__ import annotations

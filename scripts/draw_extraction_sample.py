@@ -1,10 +1,11 @@
 """Draw a new labelled-sample candidate from the M3CoT outputs: `--per-file` responses of every <model>__<style>
-file, none that an existing sample in tests/extraction_real already holds, written as the labellers' input (one
-{"key", "options", "response"} a line, key "<file>/<id>") in --chunks files under --out.
+file, none that an existing sample in tests/lmms_eval_tasks/extraction_real already holds, written as the labellers'
+input (one {"key", "options", "response"} a line, key "<file>/<id>") in --chunks files under --out.
 
     python scripts/draw_extraction_sample.py --per-file 50 --seed 20261202 --chunks 4 --out /tmp/labelling
 
-The labellers follow tests/extraction_real/LABELLING.md; their labels become tests/extraction_real/<sample>.jsonl.
+The labellers follow tests/lmms_eval_tasks/extraction_real/LABELLING.md; their labels become
+tests/lmms_eval_tasks/extraction_real/<sample>.jsonl.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 the synthetic corpus.
 
     python scripts/extraction_scorecard.py [--real m3cot_dev m3cot_heldout] [--synthetic] [--misses]
-                                           [--data ../shared/data/m3cot] [--corpus tests/extraction_corpus]
+                                           [--data ../shared/data/m3cot]
+                                           [--corpus tests/lmms_eval_tasks/extraction_corpus]
 
 Real samples: precision, coverage and abstention in all and per tier, rule, prompt, style and model (the text is
 read from --data; a sample is skipped, saying so, when the folder is absent). Synthetic corpus: per kind, rule and
@@ -29,7 +30,8 @@ def _misses(read, columns) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--real", nargs="*", default=list(real.SAMPLES), help="real samples in tests/extraction_real")
+    parser.add_argument("--real", nargs="*", default=list(real.SAMPLES),
+                        help="real samples in tests/lmms_eval_tasks/extraction_real")
     parser.add_argument("--synthetic", action=argparse.BooleanOptionalAction, default=True, help="the synthetic corpus")
     parser.add_argument("--data", type=Path, default=real.DATA_FOLDER, help="folder of the M3CoT <model>__<style>.jsonl.gz")
     parser.add_argument("--corpus", type=Path, default=synthetic.DEFAULT_FOLDER, help="folder of *.jsonl corpus files")

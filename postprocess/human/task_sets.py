@@ -182,8 +182,8 @@ def validate_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 # Appendix H gives no quota for the flagged questions. Its own figures bound it: 127 questions, a majority on
 # each (107 genuine, 20 bad annotation), agreeing with GPT on 112 and with Claude on 107, so at most 20 + 15 +
-# 20 = 55 questions can carry a judge's flag (tests/test_human_stats.py recomputes it). 0.4 (51 of 127) keeps
-# the sample within that; the share is an option and the strata file says what was drawn.
+# 20 = 55 questions can carry a judge's flag (tests/postprocess/test_human_stats.py recomputes it). 0.4 (51 of
+# 127) keeps the sample within that; the share is an option and the strata file says what was drawn.
 PAPER_FLAGGED_SHARE = 0.4
 
 

@@ -15,8 +15,8 @@ import pandas as pd
 def benjamini_hochberg(p_values: np.ndarray, fdr: float) -> tuple[np.ndarray, np.ndarray]:
     """(reject, q-values) of the Benjamini-Hochberg procedure at false discovery rate `fdr`.
 
-    The computation of statsmodels' multipletests(method="fdr_bh"), step for step (tests/test_stats.py checks
-    they agree): importing statsmodels.stats.multitest imports scipy.stats, half a second of a report's run."""
+    The computation of statsmodels' multipletests(method="fdr_bh"), step for step
+    (tests/postprocess/test_stats.py checks they agree): importing statsmodels.stats.multitest imports scipy.stats, half a second of a report's run."""
     p_values = np.asarray(p_values, dtype=float)
     m = p_values.size
     if m == 0:

@@ -19,7 +19,7 @@ hands every other line to the full parser:
   multiple-choice gold and prediction that name one of its options (record.letter_outside_options); the
   response is the record's own `response` when it has one, else
   filtered_resps / resps, read by the same function as the full parser's (record.line_response).
-tests/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
+tests/postprocess/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
 
 A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), which
 crosses from a parser process as one buffer; rows_frame turns the tables of all files into one frame.

@@ -1,7 +1,7 @@
 """Case analyses, paper tables and controls on the constructed data; tables compared to golden files.
 
 Regenerate the golden files after an intended change with:
-    UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_tables.py
+    UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/postprocess/test_tables.py
 """
 
 from __future__ import annotations
@@ -264,4 +264,4 @@ def test_golden_files(analysis, tables):
             (GOLDEN / name).write_text(text, encoding="utf-8")
     assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(texts), "golden set changed: rerun with UPDATE_GOLDEN=1"
     for name, text in texts.items():
-        assert (GOLDEN / name).read_text(encoding="utf-8") == text, f"{name} differs from tests/golden/{name}"
+        assert (GOLDEN / name).read_text(encoding="utf-8") == text, f"{name} differs from tests/postprocess/golden/{name}"

@@ -1,5 +1,5 @@
 """Answer extraction: real-looking responses (table) and the properties every extractor must keep.
-The labelled corpus (tests/extraction_corpus) is read in test_extraction_corpus.py."""
+The labelled corpus (tests/lmms_eval_tasks/extraction_corpus) is read in test_extraction_corpus.py."""
 
 import pytest
 from hypothesis import given, settings

@@ -601,7 +601,7 @@ def test_a_bad_generator_entry_is_named(tmp_path, entry, message):
 
 
 def test_the_example_configuration_holds_the_papers_settings():
-    example = Path(__file__).parents[1] / "model_configs" / "cait_build.example.yaml"
+    example = Path(__file__).parents[2] / "model_configs" / "cait_build.example.yaml"
     from invscale.judges import load_judges
 
     judge = load_judges(example)[0]

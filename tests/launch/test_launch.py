@@ -1,10 +1,11 @@
 """The launcher: launch settings in the registry, the dry-run plan and the Slurm arrays (golden files),
-resume and failure detection (a fake lmms-eval, tests/fake_lmms_eval.py), and one real lmms-eval run.
+resume and failure detection (a fake lmms-eval, tests/support/fake_lmms_eval.py), and one real lmms-eval run.
 
-Golden files live in tests/golden_launch/ (tests/test_tables.py owns every file in tests/golden/).
+Golden files live in tests/launch/golden_launch/ (tests/postprocess/test_tables.py owns every file in
+tests/postprocess/golden/).
 Regenerate them after an intended change:
 
-    UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_launch.py
+    UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/launch/test_launch.py
 """
 
 import ast
@@ -31,7 +32,7 @@ from postprocess.logs.ingest import ingest_logs
 
 GOLDEN = Path(__file__).with_name("golden_launch")
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-FAKE_LMMS_EVAL = f"python {Path(__file__).with_name('fake_lmms_eval.py')}"
+FAKE_LMMS_EVAL = f"python {Path(__file__).parents[1] / 'support' / 'fake_lmms_eval.py'}"
 SIZES = ["--models", "Qwen3-VL-2B,Qwen3-VL-30B-A3B,InternVL3.5-241B-A28B",
          "--tasks", "invscale_mme_test,blink_val_cot", "--include-path", "/data/invscale_tasks"]
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 from logfactory import write_run
+from human_examples import annotation_rows
 from reeval_server import JudgeServer, TaxonomyJudge
-from test_human_stats import annotation_rows
 
 from lmms_eval_tasks.benchmarks import BENCHMARKS
 from lmms_eval_tasks.hooks import doc_to_visual, questions_for
@@ -118,7 +118,7 @@ def keys(monkeypatch):
 
 def judges_file(path: Path, server: JudgeServer, **changes) -> Path:
     """The paper's two judges (model_configs/taxonomy_judges.yaml) pointed at the local server."""
-    shipped = yaml.safe_load((Path(__file__).parents[1] / "model_configs" / "taxonomy_judges.yaml").read_text())
+    shipped = yaml.safe_load((Path(__file__).parents[2] / "model_configs" / "taxonomy_judges.yaml").read_text())
     urls = {"openai": server.openai_url, "anthropic": server.anthropic_url}
     env = {"openai": "TAXONOMY_OPENAI_KEY", "anthropic": "TAXONOMY_ANTHROPIC_KEY"}
     for judge in shipped["judges"]:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
-from analysis_factory import EXPECTED_CASES, EXPECTED_ELIGIBLE, constructed_table, models_frame
-from logfactory import make_record, write_run
+from analysis_factory import (EXPECTED_CASES, EXPECTED_ELIGIBLE, constructed_table, models_frame,
+                              write_constructed_logs)
 from postprocess.cli import main
 from postprocess.inverse_scaling.credibility import CREDIBILITY_COLUMNS
 from postprocess.inverse_scaling.analysis import CASE_COLUMNS
@@ -22,7 +21,7 @@ from postprocess.inverse_scaling.parameters import Parameters
 from postprocess.render.figures import figure_subtasks
 from postprocess.render.outputs import write_outputs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SUMMARY_INTS = [
     "eligible_comparisons", "cases", "significant_uncorrected", "significant_bh_cases", "significant_bh_all",
@@ -90,48 +89,6 @@ def test_reports(outputs):
     assert "http://" not in html and "https://" not in html  # self-contained
     assert "Runs found" in html and "Table 2" in html and "Data quality" in html
     assert html.index("Headline numbers") < html.index("Table 2") < html.index("Figures") < html.index("Data quality")
-
-
-def write_constructed_logs(root: Path) -> Path:
-    """The constructed table as lmms-eval runs (one run per model) plus a registry YAML for its models."""
-    table = constructed_table(with_controls=True)
-    for (model, benchmark, split, variant), rows in table.groupby(["model", "benchmark", "split", "variant"]):
-        records = [
-            make_record(
-                benchmark=benchmark,
-                split=split,
-                subtask=r.subtask,
-                question_id=r.question_id,
-                variant=variant,
-                gold=None if pd.isna(r.gold) else r.gold,
-                response=r.response,
-                prediction=None if pd.isna(r.correct) else r.prediction,
-                correct=None if pd.isna(r.correct) else bool(r.correct),
-                match="none" if pd.isna(r.correct) else "letter",
-            )  # fmt: skip
-            for r in rows.itertuples()
-        ]
-        write_run(root / "logs", model, f"{benchmark.lower()}_{split}_{variant}", records)
-    models = models_frame()
-    registry = {
-        "families": list(dict.fromkeys(models["family"])),
-        "models": [
-            {
-                "key": m.model,
-                "hf_id": f"test/{m.model.lower()}",
-                "family": m.family,
-                "size": m.size,
-                "total_params": int(m.total_params),
-                "active_params": int(m.active_params),
-                "moe": bool(m.moe),
-                "encoder_tier": m.encoder_tier,
-            }  # fmt: skip
-            for m in models.itertuples()
-        ],
-    }
-    path = root / "models.yaml"
-    path.write_text(yaml.safe_dump(registry))
-    return path
 
 
 def test_cli_end_to_end(tmp_path, capsys):

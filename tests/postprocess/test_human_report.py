@@ -4,8 +4,8 @@ annotations + items files or from a `human-stats` folder."""
 
 import pandas as pd
 import pytest
-from test_cait_metrics import GEMMA_4B, QWEN_8B, right, write_cait_logs, wrong
-from test_human_stats import cait_items_and_annotations
+from cait_logs import GEMMA_4B, QWEN_8B, right, write_cait_logs, wrong
+from human_examples import cait_items_and_annotations
 
 from invscale_demo.fixtures import write_cait_fixture
 from lmms_eval_tasks.cait import read_folder
@@ -94,7 +94,7 @@ def test_human_inputs_that_cannot_be_read_are_named(tmp_path, human_files, capsy
 
 
 def test_failure_modes_are_laid_out_per_group_with_the_unlabelled_errors():
-    from test_human_stats import annotation_rows
+    from human_examples import annotation_rows
 
     from postprocess.human import agreement
     from postprocess.human.task_sets import FAILURE_MODES

@@ -1,7 +1,7 @@
 """cait-quality (cait_dataset/quality.py): the datasets it reads, NIQE and BRISQUE through pyiqa with local
 parameter files, CLIP caption similarities on a tiny random CLIP, and the Tables 9-10 frames.
 
-Offline, the parameter files and CLIP are built here (tests/quality_factory.py): the tests check that the
+Offline, the parameter files and CLIP are built here (tests/support/quality_factory.py): the tests check that the
 configured files are the ones used, that scores order clean < distorted, and the CLIP arithmetic. They
 cannot check the published NIQE/BRISQUE models or CLIP ViT-B/32 (the paper's 3.08 / 8.12 / 0.295), which
 pyiqa and transformers download from the hub on first use.

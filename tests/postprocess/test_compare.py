@@ -28,7 +28,7 @@ from postprocess.inverse_scaling.compare import build_outcomes, family_pairs, mc
 from postprocess.inverse_scaling.compare import compare as compare_table
 from postprocess.inverse_scaling.parameters import Parameters
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perf"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "perf"))
 from reference import compare_reference  # noqa: E402
 
 KEY = ["family", "benchmark", "split", "subtask", "small", "large"]

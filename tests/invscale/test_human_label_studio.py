@@ -1,7 +1,7 @@
-"""Human annotation end to end against a real Label Studio server (tests/label_studio_server.py): create
+"""Human annotation end to end against a real Label Studio server (tests/support/label_studio_server.py): create
 the projects, import the tasks, annotate as several users (with the time each took), read the
 annotations back from the server and from an export file, and compute the tables. The annotations are
-the designed examples of tests/test_human_stats.py; the expected numbers are the ones worked out by
+the designed examples of tests/support/human_examples.py; the expected numbers are the ones worked out by
 hand there. A server that cannot start fails these tests with the reason; it is never skipped."""
 
 import json
@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 from label_studio_server import LabelStudioUnavailable, start
-from test_human_stats import (CAIT_EXAMPLE, TAXONOMY_EXAMPLE, B, G, failure_rows, verdicts_frame)
+from human_examples import (CAIT_EXAMPLE, TAXONOMY_EXAMPLE, B, G, failure_rows, verdicts_frame)
 
 from invscale_demo.fixtures import drawn_image, write_cait_fixture
 from lmms_eval_tasks.cait import read_folder

@@ -1,7 +1,8 @@
-"""A stand-in for `python -m lmms_eval` in the launcher tests: `--lmms-eval-cmd "python tests/fake_lmms_eval.py"`.
+"""A stand-in for `python -m lmms_eval` in the launcher tests:
+`--lmms-eval-cmd "python tests/support/fake_lmms_eval.py"`.
 
 Reads the arguments the launcher passes (--model_args pretrained=X or model=X, --tasks, --output_path OUT,
---gen_kwargs, --limit, --device) and writes what lmms-eval 0.7.3 writes, with tests/logfactory.py:
+--gen_kwargs, --limit, --device) and writes what lmms-eval 0.7.3 writes, with tests/support/logfactory.py:
 OUT/<model dir>/<TIMESTAMP>_results.json (n-samples effective 10, the command line under
 config.resolved_cli_args) and one samples file of 10 valid records per task (a group is split into its
 tasks). FAKE_LMMS_EVAL_MODE changes that:

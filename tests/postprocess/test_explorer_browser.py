@@ -1,6 +1,6 @@
-"""The flip explorer in a real browser (Debian's headless Chromium, as tests/test_report_browser.py): report.html
-links to a case page; that page, opened from file://, renders its flips from the subtask's data file with no
-error: the question, its image (loaded, from a thumbnail file) and both models' answers."""
+"""The flip explorer in a real browser (Debian's headless Chromium, as test_report_browser.py): report.html links
+to a case page; that page, opened from file://, renders its flips from the subtask's data file with no error: the
+question, its image (loaded, from a thumbnail file) and both models' answers."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import subprocess
 
 import pandas as pd
 from explorer_factory import fixture_questions, write_chance_logs
-from test_report_browser import CHROMIUM, FLAGS, open_in_chromium, pytestmark  # noqa: F401 (the same skip)
+from headless_chromium import CHROMIUM, FLAGS, needs_chromium, open_in_chromium
 
 from postprocess.cli import main
+
+pytestmark = needs_chromium  # the same skip as test_report_browser.py
 
 
 def dom_of(page, profile) -> str:

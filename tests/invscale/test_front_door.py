@@ -27,6 +27,15 @@ def test_each_group_shows_its_commands_help_under_the_invscale_name(argv, capsys
     assert capsys.readouterr().out.startswith(f"usage: invscale {' '.join(argv[:-1])} ")
 
 
+@pytest.mark.parametrize("group, command", [("cait", "validate"), ("cait", "prepare"), ("cait", "reeval"), ("cait", "build"),
+                                            ("cait", "quality"), ("cait", "lora"), ("tasks", "cait-validate"),
+                                            ("launch", "check-offline"), ("judges", "taxonomy"), ("human", "export")])
+def test_a_nested_commands_usage_line_names_the_program_and_the_command_once(group, command, capsys):
+    """`invscale cait validate --help` once said `usage: invscale cait cait-validate`."""
+    assert main([group, command, "--help"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith(f"usage: invscale {group} {command} [-h]")
+
+
 def test_one_spelling_for_the_task_folder(capsys):
     for argv in (["launch", "run", "--help"], ["validate", "--help"], ["tasks", "check", "--help"],
                  ["judges", "adjudicate", "--help"]):
@@ -77,7 +86,7 @@ def test_the_launcher_finds_the_lmms_eval_version_of_the_interpreter_it_runs():
 
 def test_a_report_with_no_eligible_comparison_says_why_and_what_to_do(tmp_path, capsys):
     from postprocess.cli import main as postprocess_main
-    from test_report import write_constructed_logs
+    from analysis_factory import write_constructed_logs
 
     registry = write_constructed_logs(tmp_path)
     assert postprocess_main(["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),

@@ -1,6 +1,7 @@
 """Human annotation without a server (postprocess.human): the samplers and task sets, the statistics on
-designed examples whose numbers are worked out by hand below, and reading Label Studio export files.
-tests/test_human_label_studio.py runs the same examples through a real Label Studio server."""
+designed examples (tests/support/human_examples.py) whose numbers are worked out by hand below, and reading
+Label Studio export files. tests/invscale/test_human_label_studio.py runs the same examples through a real Label
+Studio server."""
 
 import json
 import math
@@ -11,78 +12,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from human_examples import (B, CAIT_GOLD, F, G, TAXONOMY_EXAMPLE, annotation_rows, cait_items_and_annotations,
+                            failure_rows, taxonomy_items_and_annotations, verdicts_frame)
 from invscale_demo.fixtures import drawn_image, write_cait_fixture
 from lmms_eval_tasks.cait import read_folder
 from postprocess.human import agreement
 from invscale.label_studio import (ANNOTATION_COLUMNS, ImageOutput, LabelStudioError, annotations_from_export,
                                             read_annotations, write_annotations, write_task_set)
-from postprocess.human.task_sets import (BAD_ANNOTATION, FAILURE_MODES, FORMAT_MISMATCH, GENUINE, UNPARSED,
-                                         cait_answer_key, cait_baseline_task_set, cait_failure_task_set,
-                                         sample_cait_failures, sample_taxonomy_check, taxonomy_task_set)
-
-G, B, F = GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH
-
-# ---------------------------------------------------------------------------------------------- designed examples
-# Taxonomy: six judged questions, three annotators (Table 39's layout).
-#   question  ann 1  ann 2  ann 3  | gpt  claude    flagged (either judge said B)
-TAXONOMY_EXAMPLE = {
-    "q1": (G, G, G, G, G),
-    "q2": (G, G, B, G, B),
-    "q3": (B, B, G, G, B),
-    "q4": (B, B, B, B, B),
-    "q5": (G, F, G, G, G),
-    "q6": (G, B, F, G, UNPARSED),
-}
-TAXONOMY_BENCHMARK = {"q1": "MME", "q2": "MME", "q3": "MMMU", "q4": "MMMU", "q5": "BLINK", "q6": "BLINK"}
-# CAIT baseline: the 8 fixture scenes (gold A: 000 002 003 005, B: 001 004 006 007), three annotators.
-#   scene: (answer, lead_time) per annotator; None = skipped
-CAIT_GOLD = {"cait_000": "A", "cait_001": "B", "cait_002": "A", "cait_003": "A", "cait_004": "B", "cait_005": "A",
-             "cait_006": "B", "cait_007": "B"}
-CAIT_EXAMPLE = {
-    1: {scene: (gold, time) for (scene, gold), time in zip(CAIT_GOLD.items(), (2, 3, 4, 5, 2, 3, 4, 5))},
-    2: {**{scene: (gold, 6.0) for scene, gold in CAIT_GOLD.items()},
-        "cait_000": ("B", 6.0), "cait_001": ("A", 6.0), "cait_007": (None, 1.0)},
-    3: {**{scene: (gold, 4.0) for scene, gold in CAIT_GOLD.items()}, "cait_000": ("B", 4.0)},
-}
-
-
-def verdicts_frame(example=TAXONOMY_EXAMPLE, benchmarks=TAXONOMY_BENCHMARK) -> pd.DataFrame:
-    return pd.DataFrame([{"question_key": key, "benchmark": benchmarks.get(key, "MME"), "family": "Qwen3-VL",
-                          "judge": judge, "label": labels[3 + j]}
-                         for key, labels in example.items() for j, judge in enumerate(("gpt", "claude"))])
-
-
-def annotation_rows(labels_by_item: dict[str, dict[int, tuple]]) -> pd.DataFrame:
-    """An annotations frame: {item_key: {annotator: (label or None for a skip, lead_time)}}."""
-    rows = [{"project": 1, "task_id": i, "annotation_id": 100 * i + annotator, "item_key": key, "annotator": annotator,
-             "annotator_email": f"ann{annotator}@example.com", "label": label, "skipped": label is None,
-             "lead_time": float(time), "created_at": pd.Timestamp("2026-01-01", tz="UTC")}
-            for i, (key, by_annotator) in enumerate(labels_by_item.items())
-            for annotator, (label, time) in by_annotator.items()]
-    return pd.DataFrame(rows, columns=ANNOTATION_COLUMNS)
+from postprocess.human.task_sets import (FAILURE_MODES, UNPARSED, cait_answer_key, cait_baseline_task_set,
+                                         cait_failure_task_set, sample_cait_failures, sample_taxonomy_check,
+                                         taxonomy_task_set)
 
 
 @pytest.fixture(scope="module")
 def cait_records(tmp_path_factory):
     return read_folder(write_cait_fixture(tmp_path_factory.mktemp("cait")))
-
-
-def taxonomy_items_and_annotations():
-    sample = sample_taxonomy_check(verdicts_frame(), n=6)
-    items = sample.items.assign(item_key=sample.items["question_key"])
-    annotations = annotation_rows({key: {a + 1: (TAXONOMY_EXAMPLE[key][a], 5.0) for a in range(3)}
-                                   for key in TAXONOMY_EXAMPLE})
-    return items, annotations
-
-
-def cait_items_and_annotations(records):
-    items = cait_baseline_task_set(records).items
-    key_of = dict(zip(items["scene"], items["item_key"]))
-    by_item = {}
-    for annotator, answers in CAIT_EXAMPLE.items():
-        for scene, answer in answers.items():
-            by_item.setdefault(key_of[scene], {})[annotator] = answer
-    return items, annotation_rows(by_item)
 
 
 # ---------------------------------------------------------------------------------------------- taxonomy sample
@@ -194,20 +138,6 @@ def test_cait_baseline_tasks_use_the_balanced_order_and_keep_the_answer_out(cait
     assert [t["data"]["item_key"] for t in json.loads(paths["tasks.json"].read_text())] == list(task_set.items["item_key"])
     assert '<Choices name="label" toName="image"' in paths["label_config.xml"].read_text()
     assert pd.read_csv(paths["items.csv"])["gold"].tolist() == task_set.items["gold"].tolist()
-
-
-def failure_rows() -> pd.DataFrame:
-    """cait_rows-shaped rows: two models, structured errors on some scenes, one unparsed."""
-    rows = []
-    for model, wrong in (("Qwen3-VL-8B", {"cait_000", "cait_001", "cait_002"}), ("InternVL3.5-8B", {"cait_003", "cait_004"})):
-        for scene, gold in CAIT_GOLD.items():
-            for variant in ("direct", "structured"):
-                correct = scene not in wrong or variant == "direct"
-                prediction = gold if correct else (None if scene == "cait_004" else "AB".replace(gold, ""))
-                rows.append({"model": model, "scene": scene, "category": "Human-Human", "variant": variant, "gold": gold,
-                             "prediction": prediction, "correct": correct, "response": f"{model} on {scene}: ...",
-                             "options": ["first sentence", "second sentence"]})
-    return pd.DataFrame(rows)
 
 
 def test_failure_sample_draws_structured_errors_and_reports_per_model(cait_records):
@@ -471,7 +401,7 @@ def test_taxonomy_export_command_writes_tasks_items_and_strata(tmp_path, capsys)
 
 
 def test_cait_failures_export_command_reads_the_logs(tmp_path, cait_records):
-    from test_cait_metrics import GEMMA_4B, QWEN_8B, by_scene, write_cait_logs
+    from cait_logs import GEMMA_4B, QWEN_8B, by_scene, write_cait_logs
 
     from postprocess.cli import main
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from reeval_server import JudgeServer
-from test_cait_metrics import GEMMA_4B, QWEN_8B, describes, ingest, scene_questions, write_cait_logs
+from cait_logs import GEMMA_4B, QWEN_8B, describes, ingest, scene_questions, write_cait_logs
 
 from model_configs import DEFAULT_REGISTRY_PATH
 from postprocess.cait import reeval

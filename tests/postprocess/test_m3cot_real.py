@@ -18,7 +18,7 @@ from lmms_eval_tasks.question import MCQ, Question
 from lmms_eval_tasks.scoring import score
 from postprocess.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "m3cot"
 PAIRS = {"LLaVA-1.5": ("llava-7b", "llava-13b"), "InstructBLIP": ("instruct-blip-7b", "instruct-blip-13b")}
 KEYS = {"llava-7b": "LLaVA-1.5-7B", "llava-13b": "LLaVA-1.5-13B", "instruct-blip-7b": "InstructBLIP-7B",

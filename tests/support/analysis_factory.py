@@ -6,13 +6,19 @@ NA), '.' no row at all. Every family answers the same question ids, block by blo
 variants of a subtask line up question by question.
 
 The construction (CONSTRUCTED) and its expected results (EXPECTED_*) are worked out by hand in the
-comments: 20 cases, 50 eligible comparisons.
+comments: 20 cases, 50 eligible comparisons. write_constructed_logs writes the same table as lmms-eval
+sample logs (logfactory) with a registry YAML, for the tests that run a command on logs.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+import yaml
+
+from logfactory import make_record, write_run
 
 MODEL_ROWS = [
     # model, family, size, total, active, moe, encoder_tier
@@ -198,3 +204,45 @@ def random_table(
     table = pd.DataFrame(rows)
     table["correct"] = table["correct"].astype("boolean")
     return table, models
+
+
+def write_constructed_logs(root: Path) -> Path:
+    """The constructed table as lmms-eval runs (one run per model) plus a registry YAML for its models."""
+    table = constructed_table(with_controls=True)
+    for (model, benchmark, split, variant), rows in table.groupby(["model", "benchmark", "split", "variant"]):
+        records = [
+            make_record(
+                benchmark=benchmark,
+                split=split,
+                subtask=r.subtask,
+                question_id=r.question_id,
+                variant=variant,
+                gold=None if pd.isna(r.gold) else r.gold,
+                response=r.response,
+                prediction=None if pd.isna(r.correct) else r.prediction,
+                correct=None if pd.isna(r.correct) else bool(r.correct),
+                match="none" if pd.isna(r.correct) else "letter",
+            )  # fmt: skip
+            for r in rows.itertuples()
+        ]
+        write_run(root / "logs", model, f"{benchmark.lower()}_{split}_{variant}", records)
+    models = models_frame()
+    registry = {
+        "families": list(dict.fromkeys(models["family"])),
+        "models": [
+            {
+                "key": m.model,
+                "hf_id": f"test/{m.model.lower()}",
+                "family": m.family,
+                "size": m.size,
+                "total_params": int(m.total_params),
+                "active_params": int(m.active_params),
+                "moe": bool(m.moe),
+                "encoder_tier": m.encoder_tier,
+            }  # fmt: skip
+            for m in models.itertuples()
+        ],
+    }
+    path = root / "models.yaml"
+    path.write_text(yaml.safe_dump(registry))
+    return path

@@ -1,5 +1,5 @@
-"""The labelled corpus (tests/extraction_corpus): every response is read as a careful person reads it, the
-targets of issue 9 hold on the whole, and four plausible regressions of the extractor are caught by it."""
+"""The labelled corpus (tests/lmms_eval_tasks/extraction_corpus): every response is read as a careful person reads
+it, the targets of issue 9 hold on the whole, and four plausible regressions of the extractor are caught by it."""
 
 import json
 import re

@@ -1,6 +1,6 @@
 """Answer adjudication: the judge's prompt and strict verdict, the adjudicator inside scoring (the seam),
 `python -m postprocess adjudicate` over logs made of the bundled fixture questions against the local
-OpenAI-compatible server (tests/reeval_server.py: AdjudicationJudge, some verdicts malformed or off-list),
+OpenAI-compatible server (tests/support/reeval_server.py: AdjudicationJudge, some verdicts malformed or off-list),
 the merge by ingestion, the report's with/without section, a killed run that resumes, and no key written
 anywhere. The lmms-eval run with the adjudicator is in test_lmms_eval_cli.py."""
 
@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 import yaml
 from hypothesis import given
+from explorer_factory import fixture_questions
 from hypothesis import strategies as st
 from logfactory import make_record, write_run
 from reeval_server import NUMBER_WORDS, ORDINALS, AdjudicationJudge, JudgeServer
-from test_taxonomy_judges import fixture_questions
 
 from lmms_eval_tasks import scoring
 from lmms_eval_tasks.benchmarks import BENCHMARKS
@@ -228,7 +228,7 @@ def test_a_judged_answer_is_scored_by_the_projects_own_matching(tmp_path):
 # ---------------------------------------------------------------------------------------------- during the run
 def judges_file(path: Path, server: JudgeServer, **changes) -> Path:
     """The shipped adjudication judge pointed at the local server."""
-    shipped = yaml.safe_load((Path(__file__).parents[1] / "model_configs" / "adjudication_judges.yaml").read_text())
+    shipped = yaml.safe_load((Path(__file__).parents[2] / "model_configs" / "adjudication_judges.yaml").read_text())
     judge = shipped["judges"][0]
     judge.update(base_url=server.openai_url, api_key_env="ADJUDICATION_TEST_KEY", requests_per_second=1000,
                  backoff_s=0.01, max_retries=2, **changes)
