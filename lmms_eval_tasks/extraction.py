@@ -353,7 +353,7 @@ NONE_FIT = re.compile(
     r"(?i)\bnone\s+of\s+(?:the|these|those|them)\b|\bno\s+(?:correct|matching|valid|suitable|right)\s+(?:option|answer|choice)s?\b"
     r"|^\W*none\W*$|\b(?:is|are)\s+not\s+(?:listed|(?:among|in|one\s+of)\s+the\s+(?:options|choices))\b"
     r"|\b(?:options|choices)\b[^.\n]{0,40}\b(?:do|does|did)\s*(?:not|n't)\s+(?:accurately\s+|correctly\s+|really\s+)?"
-    r"(?:describe|match|fit|apply|correspond)"
+    r"(?:describe|match|fit|apply|correspond|provide|include|contain|list|offer|show)"
     r"|\b(?:does|do|did)\s*(?:not|n't)\s+(?:match|correspond\s+to|fit)\s+any\b|\bnot\s+(?:among|listed\s+in|one\s+of)\s+the\s+(?:options|choices)\b"
 )
 HEDGE = re.compile(
@@ -478,6 +478,7 @@ LOWER_CLOSED = re.compile(r"([a-z])\)")
 CUT_LETTER = re.compile(r"[ \t]*\([ \t]*([A-Za-z])[ \t]*")  # a bracket the generation never closed, at the text's end
 ITEM_BEFORE = re.compile(r"(?:^|[.!?;,:]|\band)[ \t]*$")  # where an item of a list starts
 # Where the clause after a letter stops stating the option: a negation, a reason, a comparison, another option named.
+NONE_LIKE = re.compile(r"(?i)\b(?:none|incorrect|wrong|error|no\s+(?:correct|right))\b|\bnot\s+(?:listed|given|correct|right)\b")
 NEGATION_WORD = re.compile(r"(?i)\b(?:not|no|never|neither|nor|unlike|otherwise|less|rather|instead|wrong|incorrect)\b|n't\b")
 META_WORDS = frozenset({"answer", "correct", "right", "option", "choice", "solution", "response", "appropriate", "best",
                         "selected", "image", "picture", "given", "text", "choices", "options"})  # about options, not in them
@@ -530,16 +531,18 @@ class _Reader:
         """`options`: the option texts as `prepare` leaves them."""
         self.text = text
         self.letters = letters
+        self.options = dict(zip(letters, options))
         self.valid = set(letters)
         self.option_words = {}
         for letter, option in zip(letters, options):
             words = [w for w, _, _ in _words(option)]
             if words and not (len(words) == 1 and len(words[0]) == 1 and words[0].isalpha()) and not set(words) <= FUNCTION_WORDS:
                 self.option_words[letter] = words  # a one-letter option text is read as a letter; "the" cannot be recognised
-        # options that differ only in case ("Ee", "EE", "ee") are told apart by case: "(C) EE" is (D)'s text, not (C)'s
+        # where options differ only in case ("Ee", "EE", "ee"), case tells them apart: "(C) EE" is (D)'s text, not (C)'s
         lowered = [tuple(w for w, _, _ in _words(option)) for option in options]
+        cased = any(low and lowered.count(low) > 1 for low in lowered)  # "Ii" beside "ii": "Aa" is not "aa" either
         self.cased_options = {letter: [option[s:e] for _, s, e in _words(option)]
-                              for letter, option, low in zip(letters, options, lowered) if low and lowered.count(low) > 1}
+                              for letter, option, low in zip(letters, options, lowered) if low and cased}
         self.discriminating = _discriminating_words(dict(zip(letters, options)))
         # the letters an option's text names ("Option B in the image", "Point C"): a letter written after another
         # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
@@ -824,6 +827,9 @@ class _Reader:
         if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
             return Reading("conflict", (token.letter, conflict))
         line_end = self.text.find("\n", after) % (len(self.text) + 1)
+        if NONE_FIT.search(self.masked(after, line_end)) and not NONE_LIKE.search(self.options.get(token.letter, "")):
+            # "(A) 1. The given choices do not provide this option." (not "(C) as none are correct", C saying so)
+            return Reading("null", reason="none_fit")
         if others := self.other_items(token, after, line_end):  # "(A), she is studying. (B), she sleeps."
             letters = (token.letter, *sorted(others))
             return Reading("listed" if set(letters) >= self.valid else "several", letters)
@@ -1060,7 +1066,10 @@ class _Reader:
             return self._first_line() if self._answer_before_list() else []
         found = self._first_line()
         for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
-            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token) \
+            line = bisect.bisect_right([start for start, _ in self.lines], token.start) - 1
+            quoted = line < len(self.lines) - 1 and self._own_text_end(token, self.lines[line][1]) is not None \
+                and self.working_after(line)  # an option quoted to check it, the working going on after it
+            if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token) and not quoted \
                     and not REFUSAL.search(self.text, 0, token.start):  # "I cannot tell.\n\nB" is a guess
                 found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
         opening = SENTENCE_TEXT.match(self.text)  # "It seems like there's an error in all the options. The answer: (D)"
@@ -1076,11 +1085,22 @@ class _Reader:
                 found.append(Commitment(last.start(1), self._checked(last.group(1).upper()), "letter_line", priority=0))
         for i in range(1, len(self.lines)):  # "Let me look.\n\nA. the bridge"
             token = self.leads.get(i)
+            if i < len(self.lines) - 1 and self.working_after(i):
+                continue  # "Let's recheck using the choices:\n(A) ...\nCountry 3 GDP = ...": an option quoted to check it
             if token is not None and token.letter in self.valid and self._own_text_end(token, self.lines[i][1]) is not None:
                 reading, _ = self.read_phrase(*self.lines[i])
                 if reading is not None:
                     found.append(Commitment(self.lines[i][0], reading, "leading", priority=0))
         return found
+
+    def working_after(self, line: int) -> bool:
+        """Whether the lines after a line go on working (a calculation, a check of the option) rather than
+        explaining an answer given: they hold "=" or end cut off mid-word or mid-number, and no answer heading
+        stands above the line."""
+        if line > 0 and re.fullmatch(r"\W*(?i:(?:final\s+|correct\s+)?answers?)\W*", self.text[slice(*self.lines[line - 1])]):
+            return False  # "[Answer]\n(C) ...\n\n[Explanation]\n...": the line under an answer heading answers
+        rest = self.text[self.lines[line][1] :]
+        return "=" in rest or bool(re.search(r"[\w,]\s*$", rest) and not re.search(r"[.!?)\]*]\s*$", rest))
 
     def _first_line(self) -> list[Commitment]:
         start, end = self.lines[0]

@@ -431,6 +431,13 @@ def test_a_lone_capital_after_a_refusal_does_not_score(response):
         # an opening letter whose working ends by naming another option
         ("(B)\n\nThe plant has two alleles d. The phenotype of this pea plant is constricted pods.",
          ["constricted pods", "inflated pods"], "self_contradiction"),
+        # options told apart by case: a text in the wrong case is no option's
+        ("Answer: Aa", ["aa", "ii", "Ii", "ll"], "no_answer"),
+        # an answer whose own line says the choices do not hold it
+        ("Five countries.\nAnswer:\n(A) 1. The given choices do not provide this option.", ["2", "3", "5", "4"], "none_fit"),
+        # an option quoted to check it, the working going on after it (here cut off)
+        ("None matches. Let's recheck using the choices:\n(A) $ 485, $ 184\nCountry 3 GDP = 36426 * 621 = 22.6\nCountry 4 GDP = 18481",
+         ["$ 485, $ 184", "$ 364, $ 184", "$ 485, $ 320"], "no_answer"),
         # each option described in turn after "Answer: Option A is ..."
         ("Answer: Option A is the sea of darkness. Option B is the light in the darkness.",
          ["Option A in the image", "Option B in the image", "All given choices are wrong."], "several_answers"),
@@ -467,6 +474,10 @@ def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response,
          ["Mitochondrion", "Chloroplast", "Nucleus", "Golgi apparatus"], "B"),  # another option named to reject it
         ("Answer: (C). The game ends at 11:05 AM.", ["10:35 AM.", "2:05 PM.", "12:00 PM.", "11:15 AM."], "C"),  # no option's value
         ("Answer: (E). Point B is at the top left of the map.", ["4.2, 4.2", "4.2, 0.3", "-4.2, 4.2", "0.3, 4.2", "0.3, -6.1"], "E"),
+        ("[Answer]\n(C) the correct choice is option D in the image.\n\n[Explanation]\nx + y = 30, so y = 7.5.",
+         ["All given choices are wrong.", "option B in the image.", "the correct choice is option D in the image.", "option C"], "C"),
+        ("The correct answer is (C) as none of the options in the image are correct.",
+         ["Option A in the image", "Option B in the image", "The listed options all appear to be incorrect."], "C"),
         ("(C) is the correct answer.", ["option C in the image is the answer.", "the solution is option D in the image.",
                                         "the solution is option B in the image.", "option A in the image is right."], "C"),
         ("The correct answer is (C) sample B has the higher temperature.",
