@@ -122,17 +122,17 @@ def _shown_payload(shown, folder: Path) -> dict:
             "images": [_store_image(image, folder) for image in shown.images]}
 
 
-def _place(payload: dict, cache: Path, folder: Path) -> None:
-    """The payload's image files, from the cache into the explorer (a hard link where the file system allows)."""
-    for image in payload["images"]:
-        for part in ("full", "thumb"):
-            origin, target = os.path.join(cache, image[part]), os.path.join(folder, image[part])
-            try:
-                os.link(origin, target)
-            except FileExistsError:  # an image of another question
-                pass
-            except OSError:  # another file system
-                shutil.copyfile(origin, target)
+def _place(names: set[str], cache: Path, folder: Path) -> None:
+    """The image files (paths relative to the explorer, each once), from the cache into the explorer: a hard link
+    where the file system allows (about 20 us a file: at paper scale 18,500 of them), else a copy."""
+    origin, target = str(cache) + os.sep, str(folder) + os.sep
+    for name in names:
+        try:
+            os.link(origin + name, target + name)
+        except FileExistsError:
+            pass
+        except OSError:  # another file system
+            shutil.copyfile(origin + name, target + name)
 
 
 def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
@@ -166,79 +166,89 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
                     cached["\x1f".join(key[2:])] = _shown_payload(shown, store)
                 if source.cache_dir is not None:
                     entry.write_text(json.dumps(cached, ensure_ascii=False), encoding="utf-8")
+            files = set()
             for key in keys:
-                payloads[key] = cached["\x1f".join(key[2:])]
-                if store != folder:
-                    _place(payloads[key], store, folder)
+                payloads[key] = payload = cached["\x1f".join(key[2:])]
+                files.update(name for image in payload["images"] for name in (image["full"], image["thumb"]))
+            if store != folder:
+                _place(files, store, folder)
         except QuestionSourceError as error:
             notes[split] = str(error)
     return payloads, notes
 
 
-def _options_of(extra: object) -> list[str] | None:
-    fields = json.loads(extra) if isinstance(extra, str) else {}
-    options = fields.get("options")
-    return [str(o) for o in options] if isinstance(options, list) else None
+ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier")  # the table's, as text
+EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
 
-def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> pd.DataFrame:
-    """The table's rows (analysed variant) of every (model, question) a flip shows, one row each."""
+def _plain(value: object) -> str | None:
+    """_text for the values of tolist(): text as it is, None for a missing value (None, NA, NaN)."""
+    if type(value) is str:
+        return value
+    return None if value is None or value is pd.NA or value != value else str(value)
+
+
+def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, list]]:
+    """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
+    analysed variant, one per model and question); per (benchmark, split, subtask, question_id), the options in
+    the shown order as the first of its records that logs them has them). Built from whole columns (tolist), not
+    from DataFrame rows: at paper scale some 27,000 answers."""
     keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object)
-    wanted = [c for c in ("gold", "response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
+    wanted = [c for c in ("response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
               if c in table.columns]
-    rows = table.loc[table["variant"] == variant, ["model", *GROUP_KEY, "question_id", *wanted]]
-    rows = rows[rows["model"].isin(set(keys["model"])) & rows["question_id"].isin(set(keys["question_id"]))]
-    return keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
-                      on=["model", *GROUP_KEY, "question_id"], how="left")
-
-
-def _answer_record(row: dict) -> dict:
-    extra = json.loads(row["extra"]) if isinstance(row.get("extra"), str) else {}
-    record = {name: _text(row.get(name)) for name in ("response", "prediction", "match", "rule", "extraction_tier")}
-    correct = row.get("correct")
-    record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
-    record.update({name: _text(extra.get(name)) for name in ("abstain_reason", "judge", "judge_status",
-                                                              "judge_verdict")})
-    return record
+    keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
+            & table["question_id"].isin(set(keys["question_id"])))
+    rows = table.loc[keep, ["model", *GROUP_KEY, "question_id", *wanted]]
+    joined = keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
+                        on=["model", *GROUP_KEY, "question_id"], how="left")
+    count = len(joined)
+    columns = {name: joined[name].tolist() if name in joined.columns else [None] * count
+               for name in ["model", *GROUP_KEY, "question_id", *ANSWER_FIELDS, "correct", "extra"]}
+    by_group: dict[tuple, dict[str, dict]] = {}
+    logged: dict[tuple, list[str]] = {}
+    for model, benchmark, split, subtask, question, *fields, correct, extra in zip(*columns.values()):
+        parsed = json.loads(extra) if isinstance(extra, str) else {}
+        record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
+        record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
+        for name in EXTRA_ANSWER_FIELDS:
+            record[name] = _plain(parsed.get(name))
+        group = (benchmark, split, subtask)
+        by_group.setdefault(group, {}).setdefault(str(model), {})[str(question)] = record
+        options = parsed.get("options")
+        if isinstance(options, list) and options:
+            logged.setdefault((*group, question), [str(o) for o in options])
+    return by_group, logged
 
 
 def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: ExplorerInput,
                 folder: Path) -> dict[tuple[str, str, str], str | None]:
     """One data file per subtask with flips; returns the note of each subtask whose questions were not found."""
-    answers = _answers(table, flips, variant)
-    questions = flips[[*GROUP_KEY, "question_id", "gold"]].drop_duplicates([*GROUP_KEY, "question_id"])
-    shown, notes = _questions([(b, s, q, variant) for b, s, q in
-                               questions[["benchmark", "split", "question_id"]].itertuples(index=False)], source, folder)
-    logged_options: dict[tuple, list[str]] = {}  # the options in the shown order, as the records log them
-    if "extra" in answers.columns:
-        for row in answers[[*GROUP_KEY, "question_id", "extra"]].itertuples(index=False):
-            options = _options_of(row.extra)
-            if options:
-                logged_options.setdefault(tuple(row[:4]), options)
+    answers, logged = _answers(table, flips, variant)
+    groups: dict[tuple, dict] = {}  # subtask -> {question_id: gold}, in the flips' order
+    for benchmark, split, subtask, question, gold in zip(*(flips[c].tolist() for c in [*GROUP_KEY, "question_id",
+                                                                                       "gold"])):
+        groups.setdefault((benchmark, split, subtask), {}).setdefault(question, gold)
+    shown, notes = _questions([(b, s, q, variant) for (b, s, _), questions in groups.items() for q in questions],
+                              source, folder)
     group_notes = {}
-    by_group: dict[tuple, list[dict]] = {}
-    for row in answers.to_dict("records"):
-        by_group.setdefault((row["benchmark"], row["split"], row["subtask"]), []).append(row)
-    for key, part in questions.groupby(GROUP_KEY, sort=False):
+    for key, questions in groups.items():
         benchmark, split, subtask = key
         note = notes.get((benchmark, split))
         group_notes[key] = note
         entries = {}
-        for row in part.itertuples(index=False):
-            question = shown.get((benchmark, split, row.question_id, variant))
-            logged = {"text": None, "hint": None, "images": [],
-                      "options": logged_options.get((benchmark, split, subtask, row.question_id))}
-            entries[row.question_id] = {**(question or logged), "gold": _text(row.gold)}
-        models: dict[str, dict] = {}
-        for row in by_group[key]:
-            models.setdefault(str(row["model"]), {})[str(row["question_id"])] = _answer_record(row)
+        for question_id, gold in questions.items():
+            question = shown.get((benchmark, split, question_id, variant))
+            if question is None:
+                question = {"text": None, "hint": None, "images": [], "options": logged.get((*key, question_id))}
+            entries[question_id] = {**question, "gold": _text(gold)}
         payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
-                   "answers": models}
+                   "answers": answers.get(key, {})}
+        name = _group_name(*key)
         script = (f"window.EXPLORER_DATA = window.EXPLORER_DATA || {{}};\n"
-                  f"window.EXPLORER_DATA[{json.dumps(_group_name(*key))}] = {json.dumps(payload, ensure_ascii=False)};\n")
-        (folder / _group_name(*key)).write_text(script, encoding="utf-8")
+                  f"window.EXPLORER_DATA[{json.dumps(name)}] = {json.dumps(payload, ensure_ascii=False)};\n")
+        (folder / name).write_text(script, encoding="utf-8")
     return group_notes
 
 
