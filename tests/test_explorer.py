@@ -22,17 +22,20 @@ from postprocess.inverse_scaling.analysis import run_analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.credibility import FLIP_COLUMNS
 from postprocess.inverse_scaling.parameters import Parameters
-from postprocess.render.explorer import ExplorerInput, page_name
+from postprocess.render.explorer import FIRST_RENDER, ExplorerInput, page_name
 from postprocess.render.outputs import write_outputs
 
 
 def page_flips(page: Path) -> tuple[list[list[str]], dict[str, int]]:
-    """(the page's [question_id, direction] list, its printed counts per direction)."""
+    """(the page's [question_id, direction] list, its printed counts per direction). The list is every flip the
+    page can show: its script draws the first `batch` of them at once and the rest on scrolling or asking
+    (tests/test_explorer_browser.py checks that in Chromium)."""
     text = page.read_text(encoding="utf-8")
-    listed = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.DOTALL)
-                        .group(1).replace("<\\/", "</"))["flips"]
+    spec = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.DOTALL)
+                      .group(1).replace("<\\/", "</"))
+    assert spec["batch"] == FIRST_RENDER
     counts = {d: int(n) for d, n in re.findall(r'<span id="count-(FlipInv|FlipNorm)">(\d+)</span>', text)}
-    return listed, counts
+    return spec["flips"], counts
 
 
 def true_flips(table: pd.DataFrame, row) -> dict[str, set[str]]:

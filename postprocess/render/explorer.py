@@ -45,6 +45,7 @@ from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
 
 FOLDER = "explorer"
 THUMBNAIL = (192, 192)
+FIRST_RENDER = 50  # flips a case page draws at once; the rest as the list is scrolled (or "show more" / "show all")
 DIRECTIONS = (FLIP_INV, FLIP_NORM)
 
 
@@ -306,7 +307,7 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -
     buttons = "".join(f'<button type="button" data-direction="{d}">{d} <span id="count-{d}">{counts[d]}</span>'
                       f"</button>" for d in DIRECTIONS)
     flips_json = _script_json({"data": _group_name(*key[1:4]), "small": str(row["small"]),
-                               "large": str(row["large"]), "flips": listed})
+                               "large": str(row["large"]), "batch": FIRST_RENDER, "flips": listed})
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         f'<title>{html.escape(title)}</title><link rel="stylesheet" href="../explorer.css"></head><body>'
@@ -320,7 +321,10 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -
         f"</button>{buttons}</p>"
         f'<p class="note">FlipInv: {html.escape(str(row["small"]))} right, {html.escape(str(row["large"]))} wrong; '
         "FlipNorm: the reverse. Click a thumbnail for the full image.</p>"
-        f'<ol id="flip-list"></ol><div id="overlay" hidden><img alt="full size"></div>'
+        f'<ol id="flip-list"></ol><p id="more" class="filter" hidden>Showing <span id="shown-count">0</span> of '
+        '<span id="selected-count">0</span>: <button type="button" id="show-more">show more</button> '
+        '<button type="button" id="show-all">show all</button></p>'
+        '<div id="overlay" hidden><img alt="full size"></div>'
         f'<script type="application/json" id="flips">{flips_json}</script>'
         f'<script src="../{_group_name(*key[1:4])}"></script><script src="../explorer.js"></script>'
         "</body></html>\n"
@@ -427,62 +431,100 @@ SCRIPT = r"""
                                    (a.judge_verdict ? ' (verdict: ' + a.judge_verdict + ')' : ''));
     return parts.join(' · ');
   }
+  const ESCAPES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
+  function esc(value) { return String(value).replace(/[&<>"']/g, c => ESCAPES[c]); }
   function answerBox(model, a) {
     const right = a && a.correct === true;
-    const box = el('div', {class: 'answer ' + (right ? 'right' : 'wrong')});
-    box.appendChild(el('strong', {}, model + (right ? ': right' : ': wrong')));
-    box.appendChild(el('div', {class: 'how'}, how(a)));
-    box.appendChild(el('pre', {class: 'response'}, a && a.response !== null ? a.response : '(no response)'));
-    return box;
+    return '<div class="answer ' + (right ? 'right' : 'wrong') + '"><strong>' + esc(model) +
+           (right ? ': right' : ': wrong') + '</strong><div class="how">' + esc(how(a)) + '</div><pre class="response">' +
+           esc(a && a.response !== null ? a.response : '(no response)') + '</pre></div>';
+  }
+  // One flip as HTML text (the list is built by string joins and one insertion per batch, not node by node).
+  // Thumbnails carry data-src: their src is set once they are in the page, so that lazy loading applies.
+  function flipHtml(spec, data, qid, direction) {
+    const q = data ? data.questions[qid] : null;
+    const parts = ['<li class="flip" data-question="' + esc(qid) + '" data-direction="' + direction + '">',
+                   '<div class="head">' + direction + ' · question ' + esc(qid) + '</div>'];
+    if (q && q.images.length) {
+      parts.push('<div class="images">');
+      for (const image of q.images)
+        parts.push('<a class="full" href="../' + esc(image.full) + '"><img loading="lazy" alt="image of question ' +
+                   esc(qid) + '" data-src="../' + esc(image.thumb) + '"></a>');
+      parts.push('</div>');
+    }
+    if (q && q.hint) parts.push('<p class="hint">' + esc('Hint: ' + q.hint) + '</p>');
+    if (q && q.text) parts.push('<p class="question">' + esc(q.text) + '</p>');
+    if (q && q.options && q.options.length) {
+      parts.push('<ol class="options" type="A">');
+      q.options.forEach((option, i) => {
+        const gold = String.fromCharCode(65 + i) === q.gold;
+        parts.push((gold ? '<li class="gold">' : '<li>') + esc(option) + '</li>');
+      });
+      parts.push('</ol>');
+    }
+    parts.push('<p class="gold-line">' + esc('Gold: ' + (q ? q.gold : '?')) + '</p><div class="answers">');
+    for (const model of [spec.small, spec.large])
+      parts.push(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
+    parts.push('</div></li>');
+    return parts.join('');
   }
   function casePage() {
     const spec = JSON.parse(document.getElementById('flips').textContent);
     const data = (window.EXPLORER_DATA || {})[spec.data];
     const list = document.getElementById('flip-list');
+    const more = document.getElementById('more');
     const overlay = document.getElementById('overlay');
     overlay.addEventListener('click', () => { overlay.hidden = true; });
-    for (const [qid, direction] of spec.flips) {
-      const q = data ? data.questions[qid] : null;
-      const item = el('li', {class: 'flip', 'data-question': qid, 'data-direction': direction});
-      item.appendChild(el('div', {class: 'head'}, direction + ' · question ' + qid));
-      if (q && q.images.length) {
-        const images = el('div', {class: 'images'});
-        for (const image of q.images) {
-          const link = el('a', {href: '../' + image.full});
-          const thumb = el('img', {loading: 'lazy', alt: 'image of question ' + qid, 'data-src': '../' + image.thumb});
-          link.appendChild(thumb);
-          link.addEventListener('click', e => { e.preventDefault(); overlay.querySelector('img').src = '../' + image.full;
-                                                overlay.hidden = false; });
-          images.appendChild(link);
+    list.addEventListener('click', e => {
+      const link = e.target.closest('a.full');
+      if (!link) return;
+      e.preventDefault();
+      overlay.querySelector('img').src = link.getAttribute('href');
+      overlay.hidden = false;
+    });
+    // The flips of the chosen direction are drawn spec.batch at a time: the first batch at once, the next when
+    // the end of the list scrolls into view or on the buttons, so that a page of hundreds of flips opens quickly.
+    let selected = [], drawn = 0;
+    function draw(upTo) {
+      const end = Math.min(upTo, selected.length);
+      if (end > drawn) {
+        list.insertAdjacentHTML('beforeend', selected.slice(drawn, end)
+          .map(([qid, direction]) => flipHtml(spec, data, qid, direction)).join(''));
+        for (const thumb of list.querySelectorAll('img[data-src]')) {
+          thumb.src = thumb.dataset.src;
+          thumb.removeAttribute('data-src');
         }
-        item.appendChild(images);
+        drawn = end;
       }
-      if (q && q.hint) item.appendChild(el('p', {class: 'hint'}, 'Hint: ' + q.hint));
-      if (q && q.text) item.appendChild(el('p', {class: 'question'}, q.text));
-      if (q && q.options && q.options.length) {
-        const options = el('ol', {class: 'options', type: 'A'});
-        q.options.forEach((option, i) => {
-          const letter = String.fromCharCode(65 + i);
-          options.appendChild(el('li', letter === q.gold ? {class: 'gold'} : {}, option));
-        });
-        item.appendChild(options);
-      }
-      item.appendChild(el('p', {class: 'gold-line'}, 'Gold: ' + (q ? q.gold : '?')));
-      const answers = el('div', {class: 'answers'});
-      for (const model of [spec.small, spec.large])
-        answers.appendChild(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
-      item.appendChild(answers);
-      list.appendChild(item);
-      // src only once the image is in the page: a lazy image not yet in the document loads at once
-      for (const thumb of item.querySelectorAll('img[data-src]')) thumb.src = thumb.dataset.src;
+      more.hidden = drawn >= selected.length;
+      document.getElementById('shown-count').textContent = String(drawn);
+      document.getElementById('selected-count').textContent = String(selected.length);
     }
     function show(direction) {
-      for (const item of list.children) item.hidden = direction !== 'all' && item.dataset.direction !== direction;
+      selected = spec.flips.filter(([, d]) => direction === 'all' || d === direction);
+      list.textContent = '';
+      drawn = 0;
+      draw(spec.batch);
       for (const b of document.querySelectorAll('button[data-direction]'))
         b.setAttribute('aria-pressed', String(b.dataset.direction === direction));
     }
     for (const b of document.querySelectorAll('button[data-direction]'))
       b.addEventListener('click', () => show(b.dataset.direction));
+    document.getElementById('show-more').addEventListener('click', () => draw(drawn + spec.batch));
+    document.getElementById('show-all').addEventListener('click', () => draw(selected.length));
+    // The next batch once the end of the list is within 600 px of the window: on scrolling, and (observer) when
+    // it is in view without a scroll, e.g. on a tall window.
+    function nearEnd() { return !more.hidden && more.getBoundingClientRect().top < window.innerHeight + 600; }
+    window.addEventListener('scroll', () => { if (nearEnd()) draw(drawn + spec.batch); }, {passive: true});
+    if ('IntersectionObserver' in window) {
+      const watcher = new IntersectionObserver(() => {
+        if (!nearEnd()) return;
+        draw(drawn + spec.batch);
+        watcher.unobserve(more);  // observed afresh: it reports again if the end of the list is still in view
+        watcher.observe(more);
+      }, {rootMargin: '600px'});
+      watcher.observe(more);
+    }
     const wanted = location.hash.slice(1);
     show(wanted === 'FlipInv' || wanted === 'FlipNorm' ? wanted : 'all');
   }
