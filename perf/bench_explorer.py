@@ -20,7 +20,8 @@ pages open in Chromium.
    size and file count. A repeat writes over the previous run's folder (as a user's rerun does: report
    replaces the previous output, removing its files, which is counted).
 4. Chromium (headless, file://) opens the case pages with the most flips and the median one: the time from
-   navigation to the end of the page's script (the flip list rendered; performance.now()) and to the load event.
+   navigation to the end of the page's script (the flip list's first render, explorer.FIRST_RENDER flips at
+   most; performance.now()) and to the load event.
 Prints Markdown tables.
 """
 
@@ -286,14 +287,15 @@ def main() -> None:
 
     ordered = cases.sort_values("flips", ascending=False).to_dict("records")
     chosen = [*ordered[:args.pages], ordered[len(ordered) // 2]]  # the largest pages, and the median one
-    print("\n| page | flips | images shown | script done (ms) | load event (ms) | chromium process (s) |")
+    print("\n| page | flips (drawn at open / the case's) | images shown | script done (ms) | load event (ms) | "
+          "chromium process (s) |")
     print("|---|---|---|---|---|---|")
     timings = []
     for row in chosen:
         page = out / "explorer" / page_name(tuple(row[c] for c in CASE_KEY))
         timing = open_page(page, args.workdir / "profile")
         timings.append(timing)
-        print(f"| {page.name} | {timing['flips']} | {timing['images']} | {timing['rendered_ms']:.0f} | "
+        print(f"| {page.name} | {timing['flips']} / {row['flips']} | {timing['images']} | {timing['rendered_ms']:.0f} | "
               f"{timing['load_ms']:.0f} | {timing['chromium_wall_s']:.2f} |")
     index = open_page(out / "explorer" / "index.html", args.workdir / "profile")
     print(f"| index.html | - | - | {index['rendered_ms']:.0f} | {index['load_ms']:.0f} | "

@@ -136,10 +136,11 @@ def _store_image(image, folder: Path) -> dict:
     return record
 
 
-def _shown_payload(shown, folder: Path) -> dict:
+def _shown_payload(shown) -> dict:
+    """A reloaded question's entry; its images are already stored (the records of _store_image)."""
     question = shown.question
     return {"text": question.text, "hint": question.hint, "options": list(question.options),
-            "images": [_store_image(image, folder) for image in shown.images]}
+            "images": list(shown.images)}
 
 
 def _place(names: set[str], cache: Path, folder: Path) -> None:
@@ -182,9 +183,11 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
             if missing:
                 for part in ("images", "thumbs"):
                     (store / part).mkdir(parents=True, exist_ok=True)
+                # Each image stored as soon as it is read (a split's thousands of decoded photos would not fit
+                # in memory): the reloaded question holds its image records.
                 for key, shown in reload_questions(missing, source.tasks_dir, source.data,
-                                                   encode=lambda image: image).items():
-                    cached["\x1f".join(key[2:])] = _shown_payload(shown, store)
+                                                   encode=lambda image: _store_image(image, store)).items():
+                    cached["\x1f".join(key[2:])] = _shown_payload(shown)
                 if source.cache_dir is not None:
                     entry.write_text(json.dumps(cached, ensure_ascii=False), encoding="utf-8")
             files = set()
