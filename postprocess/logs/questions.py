@@ -16,9 +16,10 @@ data source: the logs were made from other data.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -34,7 +35,7 @@ class QuestionSourceError(ValueError):
 @dataclass(frozen=True)
 class ShownQuestion:
     question: Question  # as the variant showed it (options in the shown order, gold remapped)
-    images: tuple[bytes, ...]  # PNG bytes, in the order the model got them
+    images: tuple[bytes, ...]  # PNG bytes (or reload_questions' `encode` of them), in the order the model got them
 
 
 def _yaml_block(tasks_dir: Path, base: str) -> dict:
@@ -79,8 +80,11 @@ def load_split(block: dict, where: str):
 
 
 def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Path | None = None,
-                     data: Mapping[str, str] | None = None) -> dict[tuple[str, str, str, str], ShownQuestion]:
-    """(benchmark, split, question_id, variant) -> the question as shown, with its images."""
+                     data: Mapping[str, str] | None = None,
+                     encode: Callable[[Any], Any] | None = None) -> dict[tuple[str, str, str, str], ShownQuestion]:
+    """(benchmark, split, question_id, variant) -> the question as shown, with its images: PNG bytes, or what
+    `encode` makes of each image doc_to_visual gives (the explorer takes the PIL images as they are: a PNG of a
+    1024 x 1024 photo costs about 0.8 s to encode)."""
     from lmms_eval_tasks.hooks import QUESTION_COLUMN, doc_to_visual, questions_for
     from lmms_eval_tasks.variants import VARIANTS, apply_variant
     from invscale.judges.client import image_bytes
@@ -109,5 +113,5 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
             question = apply_variant(question, VARIANTS[variant])
             doc = {**dataset[position], QUESTION_COLUMN: question.to_json()}
             shown[(benchmark, split, question_id, variant)] = ShownQuestion(
-                question, tuple(image_bytes(image) for image in doc_to_visual(doc)))
+                question, tuple((encode or image_bytes)(image) for image in doc_to_visual(doc)))
     return shown

@@ -4,11 +4,13 @@ show every flipped question of every case, and with `every_comparison` of every 
     explorer/index.html              the cases (and comparisons) with filters by benchmark, family, subtask and
                                      the flip direction a link opens with; a switch shows the other comparisons
     explorer/pages/<id>.html         one comparison: its numbers, the credibility badge and checks, and its flips
-                                     (direction filter FlipInv / FlipNorm), rendered by explorer.js
+                                     (direction filter FlipInv / FlipNorm), rendered by explorer.js: the first
+                                     FIRST_RENDER at once, the others as the list is scrolled or asked for
     explorer/data/<subtask id>.js    each question of one subtask once (text, options in the shown order, gold,
                                      images) and each model's answer to it once (response, letter, how it was
                                      obtained), for every page of that subtask
-    explorer/images/<sha>.png        each image once, as the model got it; thumbs/<sha>.jpg its thumbnail
+    explorer/images/<sha>.png|.jpg   each image once, at the size the model got it: PNG for a drawing (at most
+                                     256 colours), JPEG quality 85 for a photo; thumbs/<sha>.jpg its thumbnail
     explorer/explorer.js, .css
 
 The pages hold their flips as JSON (`<script id="flips">`) and the counts as text; the data files are scripts
@@ -45,6 +47,9 @@ from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
 
 FOLDER = "explorer"
 THUMBNAIL = (192, 192)
+PALETTE = 256  # an image of at most this many colours is kept as PNG, any other as JPEG (_stored_bytes)
+JPEG_QUALITY = 85
+FIRST_RENDER = 50  # flips a case page draws at once; the rest as the list is scrolled (or "show more" / "show all")
 DIRECTIONS = (FLIP_INV, FLIP_NORM)
 
 
@@ -98,41 +103,57 @@ def _source_digest(spec, source: ExplorerInput) -> str:
     return _digest(json.dumps(block, sort_keys=True, default=str), json.dumps(stats))
 
 
-def _store_image(image: bytes, folder: Path) -> dict:
-    """The image under folder/images/ (named by its content) with its thumbnail under thumbs/; their paths and
-    the image's size."""
+def _stored_bytes(picture) -> tuple[bytes, str]:
+    """(the bytes the explorer keeps of an image, their extension): PNG, lossless, for a picture of at most
+    PALETTE colours (a drawing, a chart, a screenshot of text: small as PNG), else JPEG at JPEG_QUALITY (a photo:
+    at 1024 x 1024 about 170 KB instead of 2 MB as PNG, and 0.01 s to encode instead of 0.8 s)."""
+    rgb = picture.convert("RGB")
+    buffer = io.BytesIO()
+    if rgb.getcolors(PALETTE) is not None:
+        rgb.save(buffer, format="PNG")
+        return buffer.getvalue(), "png"
+    rgb.save(buffer, format="JPEG", quality=JPEG_QUALITY)
+    return buffer.getvalue(), "jpg"
+
+
+def _store_image(image, folder: Path) -> dict:
+    """The image (a PIL image, or encoded bytes) under folder/images/ (named by the stored bytes' content:
+    _stored_bytes) with its thumbnail under thumbs/, each written only if no file of that name is there yet; their
+    paths and the image's size."""
     from PIL import Image
 
-    name = hashlib.sha256(image).hexdigest()[:20]
-    record = {"full": f"images/{name}.png", "thumb": f"thumbs/{name}.jpg"}
-    with Image.open(io.BytesIO(image)) as opened:
-        record["width"], record["height"] = opened.size
-        if not (folder / record["thumb"]).exists():
-            small = opened.convert("RGB")
-            small.thumbnail(THUMBNAIL)
-            small.save(folder / record["thumb"], format="JPEG", quality=85)
+    picture = Image.open(io.BytesIO(image)) if isinstance(image, bytes) else image
+    stored, extension = _stored_bytes(picture)
+    name = hashlib.sha256(stored).hexdigest()[:20]
+    record = {"full": f"images/{name}.{extension}", "thumb": f"thumbs/{name}.jpg"}
+    record["width"], record["height"] = picture.size
+    if not (folder / record["thumb"]).exists():
+        small = picture.convert("RGB")
+        small.thumbnail(THUMBNAIL)
+        small.save(folder / record["thumb"], format="JPEG", quality=85)
     if not (folder / record["full"]).exists():
-        (folder / record["full"]).write_bytes(image)
+        (folder / record["full"]).write_bytes(stored)
     return record
 
 
-def _shown_payload(shown, folder: Path) -> dict:
+def _shown_payload(shown) -> dict:
+    """A reloaded question's entry; its images are already stored (the records of _store_image)."""
     question = shown.question
     return {"text": question.text, "hint": question.hint, "options": list(question.options),
-            "images": [_store_image(image, folder) for image in shown.images]}
+            "images": list(shown.images)}
 
 
-def _place(payload: dict, cache: Path, folder: Path) -> None:
-    """The payload's image files, from the cache into the explorer (a hard link where the file system allows)."""
-    for image in payload["images"]:
-        for part in ("full", "thumb"):
-            origin, target = os.path.join(cache, image[part]), os.path.join(folder, image[part])
-            try:
-                os.link(origin, target)
-            except FileExistsError:  # an image of another question
-                pass
-            except OSError:  # another file system
-                shutil.copyfile(origin, target)
+def _place(names: set[str], cache: Path, folder: Path) -> None:
+    """The image files (paths relative to the explorer, each once), from the cache into the explorer: a hard link
+    where the file system allows (about 20 us a file: at paper scale 18,500 of them), else a copy."""
+    origin, target = str(cache) + os.sep, str(folder) + os.sep
+    for name in names:
+        try:
+            os.link(origin + name, target + name)
+        except FileExistsError:
+            pass
+        except OSError:  # another file system
+            shutil.copyfile(origin + name, target + name)
 
 
 def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
@@ -162,83 +183,96 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
             if missing:
                 for part in ("images", "thumbs"):
                     (store / part).mkdir(parents=True, exist_ok=True)
-                for key, shown in reload_questions(missing, source.tasks_dir, source.data).items():
-                    cached["\x1f".join(key[2:])] = _shown_payload(shown, store)
+                # Each image stored as soon as it is read (a split's thousands of decoded photos would not fit
+                # in memory): the reloaded question holds its image records.
+                for key, shown in reload_questions(missing, source.tasks_dir, source.data,
+                                                   encode=lambda image: _store_image(image, store)).items():
+                    cached["\x1f".join(key[2:])] = _shown_payload(shown)
                 if source.cache_dir is not None:
                     entry.write_text(json.dumps(cached, ensure_ascii=False), encoding="utf-8")
+            files = set()
             for key in keys:
-                payloads[key] = cached["\x1f".join(key[2:])]
-                if store != folder:
-                    _place(payloads[key], store, folder)
+                payloads[key] = payload = cached["\x1f".join(key[2:])]
+                files.update(name for image in payload["images"] for name in (image["full"], image["thumb"]))
+            if store != folder:
+                _place(files, store, folder)
         except QuestionSourceError as error:
             notes[split] = str(error)
     return payloads, notes
 
 
-def _options_of(extra: object) -> list[str] | None:
-    fields = json.loads(extra) if isinstance(extra, str) else {}
-    options = fields.get("options")
-    return [str(o) for o in options] if isinstance(options, list) else None
+ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier")  # the table's, as text
+EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
 
-def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> pd.DataFrame:
-    """The table's rows (analysed variant) of every (model, question) a flip shows, one row each."""
+def _plain(value: object) -> str | None:
+    """_text for the values of tolist(): text as it is, None for a missing value (None, NA, NaN)."""
+    if type(value) is str:
+        return value
+    return None if value is None or value is pd.NA or value != value else str(value)
+
+
+def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, list]]:
+    """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
+    analysed variant, one per model and question); per (benchmark, split, subtask, question_id), the options in
+    the shown order as the first of its records that logs them has them). Built from whole columns (tolist), not
+    from DataFrame rows: at paper scale some 27,000 answers."""
     keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object)
-    wanted = [c for c in ("gold", "response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
+    wanted = [c for c in ("response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
               if c in table.columns]
-    rows = table.loc[table["variant"] == variant, ["model", *GROUP_KEY, "question_id", *wanted]]
-    rows = rows[rows["model"].isin(set(keys["model"])) & rows["question_id"].isin(set(keys["question_id"]))]
-    return keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
-                      on=["model", *GROUP_KEY, "question_id"], how="left")
-
-
-def _answer_record(row: dict) -> dict:
-    extra = json.loads(row["extra"]) if isinstance(row.get("extra"), str) else {}
-    record = {name: _text(row.get(name)) for name in ("response", "prediction", "match", "rule", "extraction_tier")}
-    correct = row.get("correct")
-    record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
-    record.update({name: _text(extra.get(name)) for name in ("abstain_reason", "judge", "judge_status",
-                                                              "judge_verdict")})
-    return record
+    keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
+            & table["question_id"].isin(set(keys["question_id"])))
+    rows = table.loc[keep, ["model", *GROUP_KEY, "question_id", *wanted]]
+    joined = keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
+                        on=["model", *GROUP_KEY, "question_id"], how="left")
+    count = len(joined)
+    columns = {name: joined[name].tolist() if name in joined.columns else [None] * count
+               for name in ["model", *GROUP_KEY, "question_id", *ANSWER_FIELDS, "correct", "extra"]}
+    by_group: dict[tuple, dict[str, dict]] = {}
+    logged: dict[tuple, list[str]] = {}
+    for model, benchmark, split, subtask, question, *fields, correct, extra in zip(*columns.values()):
+        parsed = json.loads(extra) if isinstance(extra, str) else {}
+        record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
+        record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
+        for name in EXTRA_ANSWER_FIELDS:
+            record[name] = _plain(parsed.get(name))
+        group = (benchmark, split, subtask)
+        by_group.setdefault(group, {}).setdefault(str(model), {})[str(question)] = record
+        options = parsed.get("options")
+        if isinstance(options, list) and options:
+            logged.setdefault((*group, question), [str(o) for o in options])
+    return by_group, logged
 
 
 def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: ExplorerInput,
                 folder: Path) -> dict[tuple[str, str, str], str | None]:
     """One data file per subtask with flips; returns the note of each subtask whose questions were not found."""
-    answers = _answers(table, flips, variant)
-    questions = flips[[*GROUP_KEY, "question_id", "gold"]].drop_duplicates([*GROUP_KEY, "question_id"])
-    shown, notes = _questions([(b, s, q, variant) for b, s, q in
-                               questions[["benchmark", "split", "question_id"]].itertuples(index=False)], source, folder)
-    logged_options: dict[tuple, list[str]] = {}  # the options in the shown order, as the records log them
-    if "extra" in answers.columns:
-        for row in answers[[*GROUP_KEY, "question_id", "extra"]].itertuples(index=False):
-            options = _options_of(row.extra)
-            if options:
-                logged_options.setdefault(tuple(row[:4]), options)
+    answers, logged = _answers(table, flips, variant)
+    groups: dict[tuple, dict] = {}  # subtask -> {question_id: gold}, in the flips' order
+    for benchmark, split, subtask, question, gold in zip(*(flips[c].tolist() for c in [*GROUP_KEY, "question_id",
+                                                                                       "gold"])):
+        groups.setdefault((benchmark, split, subtask), {}).setdefault(question, gold)
+    shown, notes = _questions([(b, s, q, variant) for (b, s, _), questions in groups.items() for q in questions],
+                              source, folder)
     group_notes = {}
-    by_group: dict[tuple, list[dict]] = {}
-    for row in answers.to_dict("records"):
-        by_group.setdefault((row["benchmark"], row["split"], row["subtask"]), []).append(row)
-    for key, part in questions.groupby(GROUP_KEY, sort=False):
+    for key, questions in groups.items():
         benchmark, split, subtask = key
         note = notes.get((benchmark, split))
         group_notes[key] = note
         entries = {}
-        for row in part.itertuples(index=False):
-            question = shown.get((benchmark, split, row.question_id, variant))
-            logged = {"text": None, "hint": None, "images": [],
-                      "options": logged_options.get((benchmark, split, subtask, row.question_id))}
-            entries[row.question_id] = {**(question or logged), "gold": _text(row.gold)}
-        models: dict[str, dict] = {}
-        for row in by_group[key]:
-            models.setdefault(str(row["model"]), {})[str(row["question_id"])] = _answer_record(row)
+        for question_id, gold in questions.items():
+            question = shown.get((benchmark, split, question_id, variant))
+            if question is None:
+                question = {"text": None, "hint": None, "images": [], "options": logged.get((*key, question_id))}
+            entries[question_id] = {**question, "gold": _text(gold)}
         payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
-                   "answers": models}
+                   "answers": answers.get(key, {})}
+        name = _group_name(*key)
         script = (f"window.EXPLORER_DATA = window.EXPLORER_DATA || {{}};\n"
-                  f"window.EXPLORER_DATA[{json.dumps(_group_name(*key))}] = {json.dumps(payload, ensure_ascii=False)};\n")
-        (folder / _group_name(*key)).write_text(script, encoding="utf-8")
+                  f"window.EXPLORER_DATA[{json.dumps(name)}] = {json.dumps(payload, ensure_ascii=False)};\n")
+        (folder / name).write_text(script, encoding="utf-8")
     return group_notes
 
 
@@ -296,7 +330,7 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -
     buttons = "".join(f'<button type="button" data-direction="{d}">{d} <span id="count-{d}">{counts[d]}</span>'
                       f"</button>" for d in DIRECTIONS)
     flips_json = _script_json({"data": _group_name(*key[1:4]), "small": str(row["small"]),
-                               "large": str(row["large"]), "flips": listed})
+                               "large": str(row["large"]), "batch": FIRST_RENDER, "flips": listed})
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         f'<title>{html.escape(title)}</title><link rel="stylesheet" href="../explorer.css"></head><body>'
@@ -310,7 +344,10 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -
         f"</button>{buttons}</p>"
         f'<p class="note">FlipInv: {html.escape(str(row["small"]))} right, {html.escape(str(row["large"]))} wrong; '
         "FlipNorm: the reverse. Click a thumbnail for the full image.</p>"
-        f'<ol id="flip-list"></ol><div id="overlay" hidden><img alt="full size"></div>'
+        f'<ol id="flip-list"></ol><p id="more" class="filter" hidden>Showing <span id="shown-count">0</span> of '
+        '<span id="selected-count">0</span>: <button type="button" id="show-more">show more</button> '
+        '<button type="button" id="show-all">show all</button></p>'
+        '<div id="overlay" hidden><img alt="full size"></div>'
         f'<script type="application/json" id="flips">{flips_json}</script>'
         f'<script src="../{_group_name(*key[1:4])}"></script><script src="../explorer.js"></script>'
         "</body></html>\n"
@@ -417,62 +454,100 @@ SCRIPT = r"""
                                    (a.judge_verdict ? ' (verdict: ' + a.judge_verdict + ')' : ''));
     return parts.join(' · ');
   }
+  const ESCAPES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
+  function esc(value) { return String(value).replace(/[&<>"']/g, c => ESCAPES[c]); }
   function answerBox(model, a) {
     const right = a && a.correct === true;
-    const box = el('div', {class: 'answer ' + (right ? 'right' : 'wrong')});
-    box.appendChild(el('strong', {}, model + (right ? ': right' : ': wrong')));
-    box.appendChild(el('div', {class: 'how'}, how(a)));
-    box.appendChild(el('pre', {class: 'response'}, a && a.response !== null ? a.response : '(no response)'));
-    return box;
+    return '<div class="answer ' + (right ? 'right' : 'wrong') + '"><strong>' + esc(model) +
+           (right ? ': right' : ': wrong') + '</strong><div class="how">' + esc(how(a)) + '</div><pre class="response">' +
+           esc(a && a.response !== null ? a.response : '(no response)') + '</pre></div>';
+  }
+  // One flip as HTML text (the list is built by string joins and one insertion per batch, not node by node).
+  // Thumbnails carry data-src: their src is set once they are in the page, so that lazy loading applies.
+  function flipHtml(spec, data, qid, direction) {
+    const q = data ? data.questions[qid] : null;
+    const parts = ['<li class="flip" data-question="' + esc(qid) + '" data-direction="' + direction + '">',
+                   '<div class="head">' + direction + ' · question ' + esc(qid) + '</div>'];
+    if (q && q.images.length) {
+      parts.push('<div class="images">');
+      for (const image of q.images)
+        parts.push('<a class="full" href="../' + esc(image.full) + '"><img loading="lazy" alt="image of question ' +
+                   esc(qid) + '" data-src="../' + esc(image.thumb) + '"></a>');
+      parts.push('</div>');
+    }
+    if (q && q.hint) parts.push('<p class="hint">' + esc('Hint: ' + q.hint) + '</p>');
+    if (q && q.text) parts.push('<p class="question">' + esc(q.text) + '</p>');
+    if (q && q.options && q.options.length) {
+      parts.push('<ol class="options" type="A">');
+      q.options.forEach((option, i) => {
+        const gold = String.fromCharCode(65 + i) === q.gold;
+        parts.push((gold ? '<li class="gold">' : '<li>') + esc(option) + '</li>');
+      });
+      parts.push('</ol>');
+    }
+    parts.push('<p class="gold-line">' + esc('Gold: ' + (q ? q.gold : '?')) + '</p><div class="answers">');
+    for (const model of [spec.small, spec.large])
+      parts.push(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
+    parts.push('</div></li>');
+    return parts.join('');
   }
   function casePage() {
     const spec = JSON.parse(document.getElementById('flips').textContent);
     const data = (window.EXPLORER_DATA || {})[spec.data];
     const list = document.getElementById('flip-list');
+    const more = document.getElementById('more');
     const overlay = document.getElementById('overlay');
     overlay.addEventListener('click', () => { overlay.hidden = true; });
-    for (const [qid, direction] of spec.flips) {
-      const q = data ? data.questions[qid] : null;
-      const item = el('li', {class: 'flip', 'data-question': qid, 'data-direction': direction});
-      item.appendChild(el('div', {class: 'head'}, direction + ' · question ' + qid));
-      if (q && q.images.length) {
-        const images = el('div', {class: 'images'});
-        for (const image of q.images) {
-          const link = el('a', {href: '../' + image.full});
-          const thumb = el('img', {loading: 'lazy', alt: 'image of question ' + qid, 'data-src': '../' + image.thumb});
-          link.appendChild(thumb);
-          link.addEventListener('click', e => { e.preventDefault(); overlay.querySelector('img').src = '../' + image.full;
-                                                overlay.hidden = false; });
-          images.appendChild(link);
+    list.addEventListener('click', e => {
+      const link = e.target.closest('a.full');
+      if (!link) return;
+      e.preventDefault();
+      overlay.querySelector('img').src = link.getAttribute('href');
+      overlay.hidden = false;
+    });
+    // The flips of the chosen direction are drawn spec.batch at a time: the first batch at once, the next when
+    // the end of the list scrolls into view or on the buttons, so that a page of hundreds of flips opens quickly.
+    let selected = [], drawn = 0;
+    function draw(upTo) {
+      const end = Math.min(upTo, selected.length);
+      if (end > drawn) {
+        list.insertAdjacentHTML('beforeend', selected.slice(drawn, end)
+          .map(([qid, direction]) => flipHtml(spec, data, qid, direction)).join(''));
+        for (const thumb of list.querySelectorAll('img[data-src]')) {
+          thumb.src = thumb.dataset.src;
+          thumb.removeAttribute('data-src');
         }
-        item.appendChild(images);
+        drawn = end;
       }
-      if (q && q.hint) item.appendChild(el('p', {class: 'hint'}, 'Hint: ' + q.hint));
-      if (q && q.text) item.appendChild(el('p', {class: 'question'}, q.text));
-      if (q && q.options && q.options.length) {
-        const options = el('ol', {class: 'options', type: 'A'});
-        q.options.forEach((option, i) => {
-          const letter = String.fromCharCode(65 + i);
-          options.appendChild(el('li', letter === q.gold ? {class: 'gold'} : {}, option));
-        });
-        item.appendChild(options);
-      }
-      item.appendChild(el('p', {class: 'gold-line'}, 'Gold: ' + (q ? q.gold : '?')));
-      const answers = el('div', {class: 'answers'});
-      for (const model of [spec.small, spec.large])
-        answers.appendChild(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
-      item.appendChild(answers);
-      list.appendChild(item);
-      // src only once the image is in the page: a lazy image not yet in the document loads at once
-      for (const thumb of item.querySelectorAll('img[data-src]')) thumb.src = thumb.dataset.src;
+      more.hidden = drawn >= selected.length;
+      document.getElementById('shown-count').textContent = String(drawn);
+      document.getElementById('selected-count').textContent = String(selected.length);
     }
     function show(direction) {
-      for (const item of list.children) item.hidden = direction !== 'all' && item.dataset.direction !== direction;
+      selected = spec.flips.filter(([, d]) => direction === 'all' || d === direction);
+      list.textContent = '';
+      drawn = 0;
+      draw(spec.batch);
       for (const b of document.querySelectorAll('button[data-direction]'))
         b.setAttribute('aria-pressed', String(b.dataset.direction === direction));
     }
     for (const b of document.querySelectorAll('button[data-direction]'))
       b.addEventListener('click', () => show(b.dataset.direction));
+    document.getElementById('show-more').addEventListener('click', () => draw(drawn + spec.batch));
+    document.getElementById('show-all').addEventListener('click', () => draw(selected.length));
+    // The next batch once the end of the list is within 600 px of the window: on scrolling, and (observer) when
+    // it is in view without a scroll, e.g. on a tall window.
+    function nearEnd() { return !more.hidden && more.getBoundingClientRect().top < window.innerHeight + 600; }
+    window.addEventListener('scroll', () => { if (nearEnd()) draw(drawn + spec.batch); }, {passive: true});
+    if ('IntersectionObserver' in window) {
+      const watcher = new IntersectionObserver(() => {
+        if (!nearEnd()) return;
+        draw(drawn + spec.batch);
+        watcher.unobserve(more);  // observed afresh: it reports again if the end of the list is still in view
+        watcher.observe(more);
+      }, {rootMargin: '600px'});
+      watcher.observe(more);
+    }
     const wanted = location.hash.slice(1);
     show(wanted === 'FlipInv' || wanted === 'FlipNorm' ? wanted : 'all');
   }

@@ -152,12 +152,23 @@ def check_output_folder(out: Path) -> None:
 
 
 def _files(folder: Path) -> set[str]:
-    """Relative paths of the files (and of links, which are moved as they are) under `folder`."""
-    found = set()
-    for root, dirs, files in os.walk(folder):
-        links = [d for d in dirs if os.path.islink(os.path.join(root, d))]
-        dirs[:] = [d for d in dirs if d not in links]
-        found.update(os.path.relpath(os.path.join(root, name), folder) for name in [*files, *links])
+    """Relative paths of the files (and of links, which are moved as they are) under `folder`. One scandir per
+    folder and names joined as text (the explorer's 19,000 files at paper scale: os.walk with os.path.relpath
+    per file took 0.2-0.5 s); a folder that cannot be read is skipped, as os.walk does."""
+    found: set[str] = set()
+
+    def walk(path: str, prefix: str) -> None:
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                walk(entry.path, prefix + entry.name + os.sep)
+            else:
+                found.add(prefix + entry.name)
+
+    walk(os.fspath(folder), "")
     return found
 
 

@@ -22,17 +22,20 @@ from postprocess.inverse_scaling.analysis import run_analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.credibility import FLIP_COLUMNS
 from postprocess.inverse_scaling.parameters import Parameters
-from postprocess.render.explorer import ExplorerInput, page_name
+from postprocess.render.explorer import FIRST_RENDER, ExplorerInput, page_name
 from postprocess.render.outputs import write_outputs
 
 
 def page_flips(page: Path) -> tuple[list[list[str]], dict[str, int]]:
-    """(the page's [question_id, direction] list, its printed counts per direction)."""
+    """(the page's [question_id, direction] list, its printed counts per direction). The list is every flip the
+    page can show: its script draws the first `batch` of them at once and the rest on scrolling or asking
+    (tests/test_explorer_browser.py checks that in Chromium)."""
     text = page.read_text(encoding="utf-8")
-    listed = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.DOTALL)
-                        .group(1).replace("<\\/", "</"))["flips"]
+    spec = json.loads(re.search(r'<script type="application/json" id="flips">(.*?)</script>', text, re.DOTALL)
+                      .group(1).replace("<\\/", "</"))
+    assert spec["batch"] == FIRST_RENDER
     counts = {d: int(n) for d, n in re.findall(r'<span id="count-(FlipInv|FlipNorm)">(\d+)</span>', text)}
-    return listed, counts
+    return spec["flips"], counts
 
 
 def true_flips(table: pd.DataFrame, row) -> dict[str, set[str]]:
@@ -174,3 +177,21 @@ def test_with_a_cache_dir_a_question_is_reloaded_once(chance_logs, fixture_tasks
     assert data_files(out) == first  # the same questions and image files, from the cache
     assert all((out / "explorer" / image["full"]).is_file() for payload in first.values()
                for q in payload["questions"].values() for image in q["images"])
+
+
+def test_a_photo_is_kept_as_jpeg_and_a_drawing_as_png():
+    """The explorer's full-size copy: JPEG (quality 85) for an image of many colours, lossless PNG for one of few
+    (the fixture's drawings); either way at the image's own size."""
+    import io
+
+    from PIL import Image
+
+    from postprocess.render.explorer import _stored_bytes
+
+    rng = np.random.default_rng(0)
+    photo = Image.fromarray(rng.integers(0, 256, (300, 400, 3), dtype=np.uint8))
+    drawing = Image.new("RGB", (400, 300), (128, 128, 128))
+    for picture, kind, magic in ((photo, "jpg", b"\xff\xd8\xff"), (drawing, "png", b"\x89PNG")):
+        stored, extension = _stored_bytes(picture)
+        assert extension == kind and stored.startswith(magic)
+        assert Image.open(io.BytesIO(stored)).size == (400, 300)

@@ -1,6 +1,7 @@
-"""The flip explorer in a real browser (Debian's headless Chromium, as test_report_browser.py): report.html links
-to a case page; that page, opened from file://, renders its flips from the subtask's data file with no error: the
-question, its image (loaded, from a thumbnail file) and both models' answers."""
+"""The flip explorer in a real browser (Debian's headless Chromium, as tests/postprocess/test_report_browser.py): report.html
+links to a case page; that page, opened from file://, renders its flips from the subtask's data file with no
+error: the question, its image (loaded, from a thumbnail file) and both models' answers; a case with more flips
+than a page draws at once shows every one of them, once, after scrolling or "show more", and filters over all."""
 
 from __future__ import annotations
 
@@ -51,3 +52,74 @@ def test_a_case_link_of_the_report_opens_a_page_with_the_question_its_image_and_
     assert re.search(r'<img [^>]*src="\.\./thumbs/[0-9a-f]+\.jpg"', dom)  # its image, a thumbnail file
     assert f"<strong>{top['small']}: " in dom and f"<strong>{top['large']}: " in dom  # both answers
     assert dom.count('<pre class="response">') == 2 * len(flips)
+
+
+def dom_after(page, script: str, profile) -> str:
+    """The DOM of a copy of the page with `script` run after the explorer's (at load)."""
+    driven = page.with_name(f"driven-{page.name}")
+    driven.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", f"<script>window.addEventListener('load', () => {{ {script} }});</script></body>", 1),
+        encoding="utf-8")
+    return dom_of(driven, profile)
+
+
+def listed_flips(dom: str) -> list[tuple[str, str]]:
+    return re.findall(r'<li class="flip" data-question="([^"]+)" data-direction="(FlipInv|FlipNorm)"', dom)
+
+
+def test_a_case_with_more_flips_than_the_first_render_shows_all_of_them_on_scrolling_or_clicking(
+        tmp_path, monkeypatch):
+    """A page draws its first FIRST_RENDER flips at once and the others when the end of the list scrolls into
+    view, or on "show more" / "show all"; whichever way, every flip of the case ends up listed exactly once, the
+    direction filter works over all of them, and the counts are the case's. (Random answers to 90 questions: cases
+    of tens of flips, drawn 5 at a time; no question data, which the paging does not need.)"""
+    import numpy as np
+    from analysis_factory import random_table
+
+    import postprocess.render.explorer as explorer
+    from postprocess.inverse_scaling.analysis import run_analysis
+    from postprocess.inverse_scaling.cases import CASE_KEY
+    from postprocess.inverse_scaling.parameters import Parameters
+    from postprocess.render.outputs import write_outputs
+
+    batch = 5
+    monkeypatch.setattr(explorer, "FIRST_RENDER", batch)
+    table, models = random_table(np.random.default_rng(3), 3, 90, 1)
+    analysis = run_analysis(table, models, Parameters(min_n=5, min_net=1))
+    (tmp_path / "no_tasks").mkdir()
+    paths = write_outputs(analysis, tmp_path / "out", quality=None,
+                          explorer=explorer.ExplorerInput(table, tasks_dir=tmp_path / "no_tasks"))
+    cases = analysis.cases.assign(flips=analysis.cases["flip_inv"] + analysis.cases["flip_norm"])
+    top = cases.sort_values("flips", ascending=False).iloc[0]
+    assert top["flips"] > 2 * batch and top["flip_norm"] > batch, "the data needs a case of several batches"
+    flips = analysis.flips
+    mine = flips[np.logical_and.reduce([flips[c] == top[c] for c in CASE_KEY])]
+    expected = sorted(zip(mine["question_id"], mine["direction"]))
+    assert len(expected) == top["flips"]
+    page = paths["explorer"].parent / explorer.page_name(tuple(top[c] for c in CASE_KEY))
+    profile = tmp_path / "profile"
+
+    seen, console = open_in_chromium(page, profile)
+    assert seen["errors"] == [] and console == []
+    first = dom_of(page, profile)
+    assert len(listed_flips(first)) == batch  # the first render only, with the way to the rest
+    assert re.search(rf'<p id="more" class="filter">Showing <span id="shown-count">{batch}</span> of '
+                     rf'<span id="selected-count">{top["flips"]}</span>', first)
+    assert f'<span id="count-FlipInv">{top["flip_inv"]}</span>' in first
+    assert f'<span id="count-FlipNorm">{top["flip_norm"]}</span>' in first
+
+    clicked = dom_after(page, "const more = document.getElementById('show-more');"
+                              "(function step() { if (!document.getElementById('more').hidden) {"
+                              " more.click(); setTimeout(step, 20); } })();", profile)
+    # To the end of the page, again until all are drawn. Headless Chromium under a virtual time budget renders
+    # few frames, and a browser dispatches scroll events in frames: the step sends the event itself.
+    scrolled = dom_after(page, "(function step() { window.scrollTo(0, document.body.scrollHeight);"
+                               " window.dispatchEvent(new Event('scroll'));"
+                               " if (!document.getElementById('more').hidden) setTimeout(step, 20); })();", profile)
+    for dom in (clicked, scrolled):
+        listed = listed_flips(dom)
+        assert len(listed) == len(set(listed)) and sorted(listed) == expected  # every flip, each once
+        assert '<p id="more" class="filter" hidden="">' in dom
+    norm = dom_after(page, "document.querySelector('button[data-direction=\"FlipNorm\"]').click();"
+                           "document.getElementById('show-all').click();", profile)
+    assert sorted(listed_flips(norm)) == [flip for flip in expected if flip[1] == "FlipNorm"]
