@@ -37,11 +37,33 @@ def _metadata_rows(dataset: datasets.Dataset, benchmark: BenchmarkSpec) -> list[
 
 
 def _has_image(dataset: datasets.Dataset, column: str) -> list[bool]:
+    """Per row, whether the image column holds an image: read from the Arrow column (validity and lengths), so
+    no image's bytes are copied out (a split's column of 1024 px photos read into Python took gigabytes)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if column not in dataset.column_names:
         raise DocError(f"dataset has no image column '{column}' (columns: {dataset.column_names})")
-    if isinstance(dataset.features[column], datasets.Image):
-        dataset = dataset.cast_column(column, datasets.Image(decode=False))
-    return [value is not None and value != "" and value != {"bytes": None, "path": None} for value in dataset[column]]
+    values = dataset.with_format("arrow")[column]
+
+    def filled(array):  # present and not empty ("" as a path, b"" as bytes, [] as a list)
+        if pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_binary(array.type) \
+                or pa.types.is_large_binary(array.type):
+            return pc.and_kleene(pc.is_valid(array), pc.not_equal(pc.binary_length(array), 0))
+        if pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
+            return pc.and_kleene(pc.is_valid(array), pc.not_equal(pc.list_value_length(array), 0))
+        return pc.is_valid(array)
+
+    def present(array):
+        if not pa.types.is_struct(array.type):
+            return filled(array)
+        parts = [filled(pc.struct_field(array, name)) for name in ("bytes", "path") if array.type.get_field_index(name) >= 0]
+        if not parts:  # an Image feature is {bytes, path}, either one filled
+            return pc.is_valid(array)
+        return pc.and_kleene(pc.is_valid(array), parts[0] if len(parts) == 1 else pc.or_kleene(*parts))
+
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]  # chunk by chunk: nothing copied
+    return [bool(flag) for chunk in chunks for flag in present(chunk).fill_null(False).to_pylist()]
 
 
 def questions_for(dataset: datasets.Dataset, benchmark: BenchmarkSpec) -> tuple[list[int], list[Question]]:

@@ -96,3 +96,28 @@ def test_launch_run_stops_on_bad_local_data_before_any_model_loads(tmp_path, cap
     error = capsys.readouterr().err
     assert "bad rows in the local data, nothing was run" in error and error.count(" row ") >= 3
     assert not out.exists()
+
+
+def test_rows_without_an_image_are_found_from_the_arrow_column_without_reading_the_images():
+    """questions_for keeps the rows that hold an image (bytes or a path; not null, "" or an empty list), telling
+    them from the Arrow column alone: reading a split's photos into Python to check took gigabytes."""
+    import io
+
+    from PIL import Image
+
+    from lmms_eval_tasks.hooks import _has_image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(buffer, format="PNG")
+    rows = [{"image": {"bytes": buffer.getvalue(), "path": None}, "path": "a.png", "images": ["x"]},
+            {"image": None, "path": "", "images": []},
+            {"image": {"bytes": None, "path": "b.png"}, "path": None, "images": None}]
+    features = datasets.Features({"image": datasets.Image(), "path": datasets.Value("string"),
+                                  "images": datasets.Sequence(datasets.Value("string"))})
+    dataset = datasets.Dataset.from_list(rows, features=features)
+    assert _has_image(dataset, "image") == [True, False, True]
+    assert _has_image(dataset, "path") == [True, False, False]
+    assert _has_image(dataset, "images") == [True, False, False]
+    assert _has_image(dataset.select([2, 1, 0]), "image") == [True, False, True]  # an index mapping is followed
+    with pytest.raises(Exception, match="no image column 'picture'"):
+        _has_image(dataset, "picture")
