@@ -497,7 +497,7 @@ CONTENT_TOKEN = re.compile(r"[^\s,;()\[\]{}\"'!?]+")
 
 
 def _content_words(text: str) -> set[str]:
-    """The words and values of a text as the distinctive-word check compares them: a time or a decimal is one value
+    """The words and values of a text as the discriminating-word check compares them: a time or a decimal is one value
     ("11:05", "-3.0"), plurals are singular, function words and single letters are left out."""
     found = set()
     for token in CONTENT_TOKEN.findall(text.lower()):
