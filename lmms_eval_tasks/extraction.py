@@ -36,8 +36,13 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    followed by what belongs to another option contradicts itself: its text or opening words ("(A) 0.27" where
    (B) is 0.27, "(C). Country 3"), its value ("(C). The point lies at -11.8 km"), or a letter label that another
    option's text names ("(A) Container A" where (C) is "Option A in the image"; "Answer: Option C" where (A) is
-   "Option C in the image"). A letter followed by other letters written as items ("(A), she studies. (B), she
-   sleeps.") or a bracket of letters ("(A, B) 7") names several.
+   "Option C in the image"), or words that tell options apart which only another option's text accounts for
+   ("(A). The magnetic forces are the same", "(C), ... on Thursday"; case counts where options differ only in
+   case: "(C) EE"). Where the options name the image's letters ("option B in the image"), a bare letter beside
+   that label or with a value is ambiguous and "option (D) in the image" is the image's D. An opening letter
+   whose last sentence names another option, and an option line quoted while the working goes on, are no
+   answer. A letter followed by other letters written as items ("(A), she studies. (B), she sleeps.") or a
+   bracket of letters ("(A, B) 7") names several.
 2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
    (all of a short response, the last two sentences of a long one, the last sentence of one that opens
    as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
