@@ -749,6 +749,15 @@ class _Reader:
         m = SENTENCE_END.search(self.text, pos, end)
         return m.start() if m else end
 
+    def line_end(self, pos: int) -> int:
+        """Where the line holding pos ends (the text's end on the last line)."""
+        return self.text.find("\n", pos) % (len(self.text) + 1)
+
+    def after_token(self, token: Token, end: int) -> tuple[int, int]:
+        """The clause that follows a letter on its line: (its start past the delimiter, its end)."""
+        after = DELIMITER.match(self.text, token.end, end).end()
+        return after, self.clause_end(after, min(end, self.line_end(token.end)))
+
     def read_phrase(self, start: int, end: int, stated: bool = False) -> tuple[Reading | None, int]:
         """What the text at start says the answer is, and where that reading ends; `stated`: it follows an
         answer statement's trigger ("the answer is ..."), so a letter there is chosen whatever verb follows."""
@@ -831,7 +840,7 @@ class _Reader:
             return Reading("conflict", (token.letter, conflict))
         if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
             return Reading("conflict", (token.letter, conflict))
-        line_end = self.text.find("\n", after) % (len(self.text) + 1)
+        line_end = self.line_end(after)
         if NONE_FIT.search(self.masked(after, line_end)) and not NONE_LIKE.search(self.options.get(token.letter, "")):
             # "(A) 1. The given choices do not provide this option." (not "(C) as none are correct", C saying so)
             return Reading("null", reason="none_fit")
@@ -864,8 +873,7 @@ class _Reader:
         own = self.option_labels.get(token.letter) or {token.letter}
         if token.form == "named" and (others := {o for o, named in self.option_labels.items() if token.letter in named} - {token.letter}):
             return min(others)  # "Option C" names (C) and the option whose text is "Option C in the image"
-        after = DELIMITER.match(self.text, token.end, end).end()
-        clause_end = self.clause_end(after, min(end, self.text.find("\n", token.end) % (len(self.text) + 1)))
+        after, clause_end = self.after_token(token, end)
         named = _named_letters(self.text[after:clause_end]) - own
         pointed = {o for o, labels in self.option_labels.items() if o != token.letter and labels & named}
         third = named - {token.letter} if any(self.option_labels.values()) else set()
@@ -911,14 +919,13 @@ class _Reader:
         holders = self.label_holders.get(token.letter)
         if not holders:
             return None
-        after = DELIMITER.match(self.text, token.end, end).end()
-        clause_end = self.clause_end(after, min(end, self.text.find("\n", token.end) % (len(self.text) + 1)))
+        after, clause_end = self.after_token(token, end)
         if NUMBER.match(self.text, after, clause_end):
             return min(holders)
         sentence = self.text.rfind("\n", 0, token.start) + 1  # from the sentence before the token's to its line's end
         ends = [m.end() for m in SENTENCE_END.finditer(self.text, 0, token.start)]
         start = ends[-2] if len(ends) >= 2 else 0
-        line_end = self.text.find("\n", token.end) % (len(self.text) + 1)
+        line_end = self.line_end(token.end)
         near = [m for pattern in (LABELLED, NAMED_LETTER) for m in pattern.finditer(self.text, min(start, sentence), line_end)]
         if any(not (m.start() <= token.start < m.end()) and token.letter in _named_letters(m.group()) for m in near):
             return min(holders)
@@ -1033,7 +1040,7 @@ class _Reader:
         """Whether the token's line names another option with its text too: "Options: Option A: ... Option B: ..."."""
         line_start = self.text.rfind("\n", 0, token.start) + 1
         if line_start not in self._lists_by_line:
-            line_end = self.text.find("\n", token.start) % (len(self.text) + 1)
+            line_end = self.line_end(token.start)
             self._lists_by_line[line_start] = {t.letter for t in self.tokens(line_start, line_end)
                                                if self._own_text_end(t, line_end) is not None}
         with_text = self._lists_by_line[line_start]
@@ -1199,7 +1206,7 @@ class _Reader:
         Lynx rufus"), "mention" otherwise; a letter followed by another option's text or label contradicts itself."""
         with_text = False
         for token in tokens:
-            line_end = self.text.find("\n", token.end) % (len(self.text) + 1)
+            line_end = self.line_end(token.end)
             own = self._own_text_end(token, line_end) is not None
             if self._one_letter(token, own, token.end, line_end).kind == "conflict":
                 return abstain("mention", "self_contradiction")
