@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,8 +241,6 @@ def scorecard(read: pd.DataFrame, title: str) -> str:
 def draw_sample(per_file: int, seed: int, exclude: set[tuple[str, str]], data: Path = DATA_FOLDER) -> list[tuple[str, str]]:
     """A stratified draw of `per_file` (file, id) pairs from every data file, none of them in `exclude` (the
     items earlier samples hold), in an order shuffled across files so that any chunk of it mixes models and styles."""
-    import random
-
     rng = random.Random(seed)
     files = sorted(path.name.removesuffix(".jsonl.gz") for path in data.glob("*__*.jsonl.gz"))
     responses = load_responses(set(files), data)
