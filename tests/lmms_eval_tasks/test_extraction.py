@@ -454,7 +454,6 @@ def test_a_letter_with_another_options_text_label_or_value_is_no_answer(response
         ("[Question] Which? [Choices] (A) 7 (B) 5 (C) 1 Answer: 1", ["7", "5", "1"], "C"),
         ("[Choices] (A) the answer is option D in the image. (B) the solution is option B. Answer: (B",
          ["the answer is option D in the image.", "the solution is option B.", "none"], "B"),
-        ("The correct answer is (D) Option D in the image.", ["x", "Option C in the image", "y", "Option A in the image"], "D"),
         ("b)", ["x", "y", "z"], "B"),
         ("Answer: b)", ["x", "y", "z"], "B"),
         ("(c) True", ["Not sure", "False", "True"], "C"),
@@ -469,6 +468,7 @@ def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response,
     "response, options, letter",
     [
         ("(c) -0.74", ["-0.41", "0.74", "-0.74", "0.41"], "C"),  # the sign is the option's, not a delimiter
+        ("(C) -1.19\n\nThe slope is negative.", ["-5.43", "1.19", "-1.19", "5.43"], "C"),
         ("The correct answer is (C) Ee.", ["AA", "ee", "Ee", "EE"], "C"),
         ("B. Because option A (mitochondrion) lacks the green thylakoid stacks.",
          ["Mitochondrion", "Chloroplast", "Nucleus", "Golgi apparatus"], "B"),  # another option named to reject it
@@ -492,6 +492,57 @@ def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response,
 def test_a_letter_whose_clause_fits_it_or_no_option_is_kept(response, options, letter):
     extraction = extract_choice(response, options)
     assert extraction.prediction == letter, extraction
+
+
+PERMUTED_CONTAINERS = ["Option B in the image", "Option C in the image", "Option A in the image",
+                       "No container shows droplets at room temperature."]
+
+
+@pytest.mark.parametrize(
+    "response, options",
+    [
+        # the response names the image's labels: is "(A)" the prompt's option A or the image's container A (= C)?
+        ("The answer is (A).\nThe closest temperature is 28 °C, which is container C.", PERMUTED_CONTAINERS),
+        ("Object A is at 9 °C, the coldest.\n\nThe correct answer is (A).", PERMUTED_CONTAINERS),
+        ("This corresponds to the option labeled as (C) in the image. Therefore, the correct answer is (C).", PERMUTED_CONTAINERS),
+        # the letter with an image letter its option does not name: prompt's (D), or the image's D?
+        ("The correct answer is (D) Option D in the image.", ["x", "Option C in the image", "y", "Option A in the image"]),
+        ("The correct answer is (C) option C in the image is the appropriate response.",
+         ["option B in the image is the right option.", "The given choices are misleading.",
+          "option A in the image is the correct answer.", "option D in the image is the appropriate response."]),
+    ],
+)
+def test_a_letter_that_may_be_the_images_lettering_goes_to_the_judge(response, options):
+    extraction = extract_choice(response, options)
+    assert (extraction.prediction, extraction.reason) == (None, "inconclusive")
+    assert extraction.candidate is not None  # kept for the judge, who sees the image
+
+
+@pytest.mark.parametrize(
+    "response, letter",
+    [
+        ("The answer is (B).", "B"),  # no image label named: the prompt's letter
+        ("(B) Option C in the image\n\nContainer C is the coldest.", "B"),  # with its own text
+        ("(B) Container C in the image\n\nIt is the coldest.", "B"),  # with its own image letter
+        ("Container C is the coldest, so the answer is (B) Option C in the image.", "B"),
+    ],
+)
+def test_a_letter_written_with_its_own_image_letter_is_kept(response, letter):
+    assert extract_choice(response, PERMUTED_CONTAINERS).prediction == letter
+
+
+@pytest.mark.parametrize(
+    "response, options",
+    [
+        ("(A) 7:00 AM. | (B) 7:15 AM. | (C) 5:40 PM. | (D) 7:35 AM. | (A) 7:00 AM. | (B) 7:15 AM.",
+         ["7:00 AM.", "7:15 AM.", "5:40 PM.", "7:35 AM."]),
+        ("(A) -5.43\n(B) 1.19\n(C) -1.19\n(D) 5.43\n(A) -5.43\n(B) 1.19\n(C) -1.19\n(D) 5.43",
+         ["-5.43", "1.19", "-1.19", "5.43"]),
+    ],
+)
+def test_the_option_list_written_out_again_and_again_is_no_answer(response, options):
+    extraction = extract_choice(response, options)
+    assert (extraction.prediction, extraction.reason) == (None, "all_options_listed")
 
 
 def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():

@@ -1,12 +1,13 @@
 """The labelled real M3CoT responses (tests/lmms_eval_tasks/extraction_real, text from ../shared/data/m3cot): the
 rules that commit are exactly those that meet the bar on the samples the rules were fitted to (dev and the held-outs
-of rounds 1-3, looked at since), the targets of issue 17 hold there, two readers agree, the round-4 held-out
+of rounds 1-4, looked at since), the targets of issue 17 hold there, two readers agree, the round-5 held-out
 figures are those recorded when it was scored once, and the label files keep their format. Skips, saying so, where
 the data folder is absent."""
 
 import json
 
 import pytest
+from scipy.stats import binomtest
 
 from extraction_bench import real
 from lmms_eval_tasks.extraction import COMMITTING_CHOICE_RULES, RULE_TIERS
@@ -18,8 +19,8 @@ READING_SUPPORT = 20  # letters a reading rule needs there to show it
 
 @pytest.fixture(scope="module")
 def dev():
-    """The samples the rules were fitted to (real.FITTED): the 3,000 dev items and the held-out samples of rounds 1-3
-    (1,008, 1,200 and 1,200 items), each scored once and looked at since."""
+    """The samples the rules were fitted to (real.FITTED): the 3,000 dev items and the held-out samples of rounds 1-4
+    (1,008 and 3 x 1,200 items), each scored once and looked at since."""
     return real.read_sample([label for name in real.FITTED for label in real.load_sample(name)])
 
 
@@ -31,7 +32,10 @@ def test_a_rule_commits_exactly_when_the_dev_sample_shows_it_precise(dev):
             assert rule not in COMMITTING_CHOICE_RULES or tier == "strict", rule
             continue
         row = rules.loc[rule]
-        shown = row.precision >= BAR and (tier == "strict" or row.letters >= READING_SUPPORT)
+        if tier == "strict":  # a stated letter: withheld only where its errors show it below the bar
+            shown = binomtest(int(row.letters - row.right), int(row.letters), 1 - BAR, alternative="greater").pvalue >= 0.05
+        else:  # prose read: it must show the bar
+            shown = row.precision >= BAR and row.letters >= READING_SUPPORT
         assert (rule in COMMITTING_CHOICE_RULES) == shown, (rule, row.to_dict())
 
 
@@ -55,7 +59,8 @@ def test_the_sample_spans_every_model_and_style_file(dev):
 @pytest.mark.parametrize("first, second, size", [("m3cot_dev", "m3cot_agreement", 500),
                                                   ("m3cot_heldout_round2", "m3cot_agreement_round2", 200),
                                                   ("m3cot_heldout_round3", "m3cot_agreement_round3", 200),
-                                                  ("m3cot_heldout_round4", "m3cot_agreement_round4", 200)])
+                                                  ("m3cot_heldout_round4", "m3cot_agreement_round4", 200),
+                                                  ("m3cot_heldout_round5", "m3cot_agreement_round5", 200)])
 def test_two_readers_agree_on_the_letters(first, second, size):
     first_labels = {(label.file, label.id): label for label in real.load_sample(first)}
     again = real.load_sample(second)
@@ -71,8 +76,7 @@ def test_a_withheld_letter_keeps_its_candidate_and_no_tier(dev):
 
 
 def test_the_label_files_keep_their_format():
-    for name in (*real.SAMPLES, "m3cot_agreement", "m3cot_agreement_round2", "m3cot_agreement_round3",
-                 "m3cot_agreement_round4"):
+    for name in (*real.SAMPLES, "m3cot_agreement", *(f"m3cot_agreement_round{k}" for k in range(2, 6))):
         path = real.LABELS_FOLDER / f"{name}.jsonl"
         if path.exists():
             assert real.load_labels(path)
@@ -95,15 +99,6 @@ def test_a_malformed_label_line_is_named(tmp_path):
         real.load_labels(path)
 
 
-# The round-4 held-out sample was opened once, after the rules were frozen (commit 455f4df), and scored; these are its
-# figures (docs/extraction_precision.md): precision 987/994 = 99.30% (target 99.9%: missed), non-answers that abstain
-# 148/154 = 96.10% (target 97%: missed), coverage 96.99% direct and 92.95% two-turn. A change to the rules changes them:
-# the sample is then no longer held out (add it to real.FITTED) and a fresh one is needed
-# (scripts/draw_extraction_sample.py).
-HELD_OUT_ROUND4 = {"items": 1200, "given": 994, "right": 987, "committed": 1046, "non_answers": 154, "withheld": 28}
-
-
-@needs_data
-def test_the_round4_held_out_figures_are_those_recorded():
-    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout_round4")))
-    assert {key: totals[key] for key in HELD_OUT_ROUND4} == HELD_OUT_ROUND4
+# The round-5 held-out sample is scored once, after the rules are frozen; its figures are pinned here then
+# (docs/extraction_precision.md). A change to the rules changes them: the sample is then no longer held out (it joins
+# real.FITTED) and a fresh one is needed (scripts/draw_extraction_sample.py).
