@@ -43,7 +43,8 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    another order, a letter written without its own option's text or image letter, in a response that names the
    image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
    withholds it (`inconclusive`, for the judge, who sees the image). The option list written out again and again
-   ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer. An opening letter
+   ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
+   letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
    answer. A letter followed by other letters written as items ("(A), she studies. (B), she sleeps.") or a
    bracket of letters ("(A, B) 7") names several.
@@ -99,10 +100,10 @@ RULE_TIERS = {
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the fitted samples
 # (extraction_bench.real.FITTED, docs/extraction_precision.md): a reading rule commits when at least 99.9% of the
 # letters it finds there are right, shown on 20 letters or more; a strict rule reads a stated letter and commits unless
-# its errors there show it below 99.9% (one-sided binomial test at 5%: first_line's one error in 316 does not; boxed
-# has no letters there). Withheld: conclusion_text (98/105), mention (22/24), predicate (8/9), choice_statement (7/7,
-# too few), so_statement (1/1), capital and verdict (none left once the rules above have read): abstain reason
-# `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
+# its errors there show it below 99.9% (one-sided binomial test at 5%: first_line's one error in 366 and answer_line's
+# one in 154 do not; boxed has no letters there). Withheld: conclusion_text (117/126), mention (28/31), predicate
+# (9/10), choice_statement (8/8, too few), so_statement (1/1), capital and verdict (none left once the rules above have
+# read): abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
                                      "boxed", "answer_statement", "mention_with_text"})
 
@@ -1114,7 +1115,7 @@ class _Reader:
             quoted = line < len(self.lines) - 1 and self._own_text_end(token, self.lines[line][1]) is not None \
                 and self.working_after(line)  # an option quoted to check it, the working going on after it
             if (0 not in self.leads or token.start != self.leads[0].start) and self._stands_alone(token) and not quoted \
-                    and not REFUSAL.search(self.text, 0, token.start):  # "I cannot tell.\n\nB" is a guess
+                    and not self.list_cut_short(line) and not REFUSAL.search(self.text, 0, token.start):  # "I cannot tell.\n\nB" is a guess
                 found.append(Commitment(token.start, self._checked(token.letter), "letter_line", priority=0))
         opening = SENTENCE_TEXT.match(self.text)  # "It seems like there's an error in all the options. The answer: (D)"
         option = self.option_at(opening.start(1), opening.end(1)) if opening else None
@@ -1136,6 +1137,16 @@ class _Reader:
                 if reading is not None:
                     found.append(Commitment(self.lines[i][0], reading, "leading", priority=0))
         return found
+
+    def list_cut_short(self, line: int) -> bool:
+        """Whether a line is the text's last and follows a line that opens a list without stating an answer ("By
+        inspection:\n(A)", "Let's check the choices:\n(A)"): the first item of a check cut off, not a choice
+        ("The correct answer is:\n(A)" states one)."""
+        if line != len(self.lines) - 1 or line == 0:
+            return False
+        before = self.text[slice(*self.lines[line - 1])]
+        return before.rstrip().endswith(":") and not any(
+            trigger.search(before) for trigger in (ANSWER_TRIGGER, QUALIFIED_TRIGGER, MY_TRIGGER, VERDICT_TRIGGER, ANSWER_HEADING))
 
     def working_after(self, line: int) -> bool:
         """Whether the lines after a line go on working (a calculation, a check of the option) rather than

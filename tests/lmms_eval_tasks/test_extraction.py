@@ -545,6 +545,16 @@ def test_the_option_list_written_out_again_and_again_is_no_answer(response, opti
     assert (extraction.prediction, extraction.reason) == (None, "all_options_listed")
 
 
+@pytest.mark.parametrize("response, letter", [
+    ("f(0) = 0 or f(0) = 1, so we check the choices.\nBy inspection:\n(A)", None),  # the check's first item, cut off
+    ("Let's check the options one by one:\n(B)", None),
+    ("f(0) = 0 or f(0) = 1.\nThe correct answer is:\n(A)", "A"),
+    ("f(0) = 0 or f(0) = 1.\nFinal answer:\n(A)", "A"),
+])
+def test_a_last_letter_under_a_line_that_opens_a_list_is_no_choice(response, letter):
+    assert extract_choice(response, OPTIONS).prediction == letter
+
+
 def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
     extraction = extract_choice("The image depicts a green circle.", OPTIONS)
     assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
