@@ -37,8 +37,11 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    (B) is 0.27, "(C). Country 3"), its value ("(C). The point lies at -11.8 km"), or a letter label that another
    option's text names ("(A) Container A" where (C) is "Option A in the image"; "Answer: Option C" where (A) is
    "Option C in the image"), or words that tell options apart which only another option's text accounts for
-   ("(A). The magnetic forces are the same", "(C), ... on Thursday"; case counts where options differ only in
-   case: "(C) EE"). Where the options name the image's letters ("option B in the image"), a bare letter beside
+   ("(A). The magnetic forces are the same", "(C), ... on Thursday", "(C). ... the same property: hardness" where
+   (A) is "hard"; case counts where options differ only in case: "(C) EE"), or a reason that restates another
+   option and nothing of its own ("(A), because all temperatures are lower, no condensation ..."). An option's
+   text that goes on as a longer option beginning with it ("Her Excellency the Governor-General, ..., or the Prime
+   Minster" beside "Her Excellency the Governor-General, the Prime Minister, ...") is neither. Where the options name the image's letters ("option B in the image"), a bare letter beside
    that label or with a value is ambiguous and "option (D) in the image" is the image's D; where they give them in
    another order, a letter written without its own option's text or image letter, in a response that names the
    image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
@@ -100,9 +103,9 @@ RULE_TIERS = {
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the fitted samples
 # (extraction_bench.real.FITTED, docs/extraction_precision.md): a reading rule commits when at least 99.9% of the
 # letters it finds there are right, shown on 20 letters or more; a strict rule reads a stated letter and commits unless
-# its errors there show it below 99.9% (one-sided binomial test at 5%: first_line's one error in 366 and answer_line's
-# one in 154 do not; boxed has no letters there). Withheld: conclusion_text (117/126), mention (28/31), predicate
-# (9/10), choice_statement (8/8, too few), so_statement (1/1), capital and verdict (none left once the rules above have
+# its errors there show it below 99.9% (one-sided binomial test at 5%: first_line's one error in 417 and answer_line's
+# one in 178 do not; boxed has no letters there). Withheld: conclusion_text (135/144), mention (34/37), predicate
+# (9/10), choice_statement (9/9, too few), so_statement (1/1), capital and verdict (none left once the rules above have
 # read): abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
                                      "boxed", "answer_statement", "mention_with_text"})
@@ -502,7 +505,10 @@ NAMED_LETTER = re.compile(r"(?i:\b(?:option|choice)s?)[ \t]*\(?([A-Z])\)?(?![\w'
 
 
 def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word  # "pairs" is "pair"
+    """ "pairs" is "pair", "hardness" is "hard": a plural, or a quality named as a noun."""
+    if len(word) > 6 and word.endswith("ness"):
+        word = word[:-4]
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 CONTENT_TOKEN = re.compile(r"[^\s,;()\[\]{}\"'!?]+")
@@ -809,6 +815,8 @@ class _Reader:
             others = {o for o, _, _ in self.option_occurrences(after, rest_end)} - {letter}
             if others and OR_WORD.search(self.text, after, rest_end):
                 return Reading("hedge", tuple(sorted({letter, *others}))), after
+            if (longer := self.continued_as_longer(letter, after, end)) is not None:
+                return Reading("conflict", (letter, longer)), after
             return Reading("one", (letter,), by_text=True), after
         label = LABEL_ANSWER.match(self.text, pos, end)
         if label:  # "The answer is point B": the thing labelled B
@@ -900,6 +908,18 @@ class _Reader:
             return None  # its own text follows, or a predicate ("(C) is the correct answer"): not another option's content
         return self.other_content(token.letter, token.end, clause_end)
 
+    def continued_as_longer(self, letter: str, after: int, end: int) -> str | None:
+        """The longer option that begins with the option's text and whose further words the text after it goes on
+        to say ("Answer: Her Excellency the Governor-General, ... or the Prime Minster, ..." where (C) is "Her Excellency
+        the Governor-General, the Prime Minister, ..."): the answer is neither option's text."""
+        own = self.option_words[letter]
+        said = _content_words(self.text[after:end])
+        for other, words in sorted(self.option_words.items()):
+            if other != letter and len(words) > len(own) and words[: len(own)] == own \
+                    and said & (_content_words(" ".join(words[len(own) :])) - _content_words(" ".join(own))):
+                return other
+        return None
+
     def lettering_ambiguous(self, letter: str) -> bool:
         """Where the options give the image's letters in another order ("(B) Option C in the image"), a letter that is
         another option's image letter, or whose own option names another, may mean the prompt's option or the image's;
@@ -929,10 +949,14 @@ class _Reader:
         the clause says a word or value that tells options apart and the letter's text lacks, and another option's
         text has every such word the clause says ("(A). The magnetic forces are the same" where only (C) says
         "same"; "(C), ... on Thursday" where (C) says Tuesday and (A) Thursday; "(C). ... at -3.0 and -0.4 km").
-        Words after a negation, a reason or another option ("not the same", "because option A ...") say nothing."""
+        Words after a negation, a reason or another option ("not the same", "because option A ...") say nothing, unless
+        the reason restates another option and nothing of the letter's own ("(A), because all temperatures are lower,
+        no condensation will develop on the inner wall" where that is (B)'s text and (A) is "Option B in the image")."""
         if letter not in self.discriminating:
             return None
         stop = NEGATION_OR_REASON.search(self.text, start, end)
+        if stop and stop.group().lower() in ("because", "since", "as") and (restated := self.restated(letter, stop.end(), end)):
+            return restated
         clause = LABELLED.sub(" ", self.text[start : stop.start() if stop else end])  # labels are label_conflict's
         said = {w for w in _content_words(clause) if (len(w) > 2 or any(c.isdigit() for c in w))  # not units: "am", "km"
                 and not (self.roman and re.fullmatch(r"[ivx]+", w))}  # "III" labels a statement, as a letter an option
@@ -942,6 +966,18 @@ class _Reader:
         return min((o for o, words in self.discriminating.items() if o != letter and said <= words), default=None) \
             or min((o for o, words in self.discriminating.items() if o != letter and said & words
                     and not said & self.discriminating[letter]), default=None)
+
+    def restated(self, letter: str, start: int, end: int) -> str | None:
+        """The other option of four or more telling words of which a span says at least half (three or more), and none of the
+        letter's own."""
+        said = _content_words(self.text[start:end]) - META_WORDS
+        if said & self.discriminating[letter]:
+            return None
+        for other, words in sorted(self.discriminating.items()):
+            telling = words - META_WORDS
+            if other != letter and len(telling) >= 4 and len(said & telling) >= max(3, len(telling) / 2):
+                return other
+        return None
 
     def label_ambiguity(self, token: Token, end: int) -> str | None:
         """Where another option's text holds the token's letter as a label ("Point C" is (A), the answer "(C)"), a

@@ -438,6 +438,17 @@ def test_a_lone_capital_after_a_refusal_does_not_score(response):
         # an option quoted to check it, the working going on after it (here cut off)
         ("None matches. Let's recheck using the choices:\n(A) $ 485, $ 184\nCountry 3 GDP = 36426 * 621 = 22.6\nCountry 4 GDP = 18481",
          ["$ 485, $ 184", "$ 364, $ 184", "$ 485, $ 320"], "no_answer"),
+        # a quality named as a noun: "hardness" is (A)'s "hard"
+        ("Answer: (C). The four objects in the image have the same property: hardness.", ["hard", "opaque", "translucent"],
+         "self_contradiction"),
+        # a reason that restates another option, and nothing of the letter's own
+        ("Answer: (A), because all temperatures in the room are lower, no condensation will develop on the inner wall.",
+         ["Option B in the image", "Because all temperatures are lower than the room temperature of 25°C, no containers "
+          "will exhibit inner wall condensation.", "Option A in the image"], "self_contradiction"),
+        # an option's text continued as a longer option that begins with it: neither text
+        ("Answer: Her Excellency The Governor-General, the Governor General, or the Prime Minster, or Her Majesty",
+         ["Her Excellency the Governor-General", "The Prime Minister or a local Member of Parliament",
+          "Her Excellency the Governor-General, the Prime Minister, or a local Member of Parliament"], "self_contradiction"),
         # each option described in turn after "Answer: Option A is ..."
         ("Answer: Option A is the sea of darkness. Option B is the light in the darkness.",
          ["Option A in the image", "Option B in the image", "All given choices are wrong."], "several_answers"),
@@ -469,6 +480,12 @@ def test_a_copied_option_list_and_letter_forms_are_read_at_their_depth(response,
     [
         ("(c) -0.74", ["-0.41", "0.74", "-0.74", "0.41"], "C"),  # the sign is the option's, not a delimiter
         ("(C) -1.19\n\nThe slope is negative.", ["-5.43", "1.19", "-1.19", "5.43"], "C"),
+        ("Answer: Her Excellency the Governor-General.", ["Her Excellency the Governor-General", "The Prime Minister",
+                                                          "Her Excellency the Governor-General, the Prime Minister"], "A"),
+        ("(A) hard, because the objects do not bend or break when pressed.", ["hard", "opaque", "translucent"], "A"),
+        ("(A) Option B in the image, because its temperature is lower than the room temperature.",
+         ["Option B in the image", "Because all temperatures are lower than the room temperature of 25°C, no containers "
+          "will exhibit inner wall condensation.", "Option A in the image"], "A"),
         ("The correct answer is (C) Ee.", ["AA", "ee", "Ee", "EE"], "C"),
         ("B. Because option A (mitochondrion) lacks the green thylakoid stacks.",
          ["Mitochondrion", "Chloroplast", "Nucleus", "Golgi apparatus"], "B"),  # another option named to reject it
