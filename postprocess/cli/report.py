@@ -63,6 +63,10 @@ def add(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--explorer", choices=("cases", "comparisons", "none"), default="cases",
                         help="the flip explorer beside report.html: a page per case (cases), also per eligible "
                              "comparison, behind a switch on its index (comparisons), or none (cases)")
+    report.add_argument("--explorer-max-mb", type=_megabytes, default=300, metavar="MB",
+                        help="the explorer folder's budget: full-size images are capped at the long side that keeps "
+                             "it within MB megabytes, and its pages say so; 0 keeps them as the models got them "
+                             "(default: 300)")
     report.add_argument("--tasks-dir", type=Path, metavar="DIR",
                         help="task folder whose dataset blocks hold the questions the explorer shows (default: the "
                              "package's tasks, i.e. the hub datasets)")
@@ -236,6 +240,16 @@ def _say_kept(folder) -> None:
               f"{', '.join(folder.replaced[:5])}{' ...' if len(folder.replaced) > 5 else ''}", file=sys.stderr)
 
 
+def _megabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of megabytes: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"megabytes must be 0 (no budget) or more, not {text!r}")
+    return value
+
+
 def run_report(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
     from postprocess.inverse_scaling.analysis import run_analysis
@@ -275,7 +289,8 @@ def run_report(args: argparse.Namespace) -> int:
     analysis.summary["data_quality"] = _quality_counts(result, settings)
     explorer = None if args.explorer == "none" else ExplorerInput(
         benchmarks, args.tasks_dir, explorer_data, every_comparison=args.explorer == "comparisons",
-        cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh)
+        cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh,
+        max_bytes=int(args.explorer_max_mb * 2**20) or None)
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings),

@@ -10,7 +10,10 @@ show every flipped question of every case, and with `every_comparison` of every 
                                      images) and each model's answer to it once (response, letter, how it was
                                      obtained), for every page of that subtask
     explorer/images/<sha>.png|.jpg   each image once, at the size the model got it: PNG for a drawing (at most
-                                     256 colours), JPEG quality 85 for a photo; thumbs/<sha>.jpg its thumbnail
+                                     256 colours), JPEG quality 85 for a photo; thumbs/<sha>.jpg its thumbnail.
+                                     Where the folder would pass its budget (ExplorerInput.max_bytes, 300 MB by
+                                     default), the full-size images are capped at the long side that fits it
+                                     (_fit_images), and every page says so
     explorer/explorer.js, .css
 
 The pages hold their flips as JSON (`<script id="flips">`) and the counts as text; the data files are scripts
@@ -50,6 +53,8 @@ THUMBNAIL = (192, 192)
 PALETTE = 256  # an image of at most this many colours is kept as PNG, any other as JPEG (_stored_bytes)
 JPEG_QUALITY = 85
 FIRST_RENDER = 50  # flips a case page draws at once; the rest as the list is scrolled (or "show more" / "show all")
+MAX_BYTES = 300 * 2**20  # the explorer folder's default budget (issue 16's target); None: no budget
+PAGE_BYTES = 6_000  # what a page adds, reserved before the pages are written (their largest are about 5 KB)
 DIRECTIONS = (FLIP_INV, FLIP_NORM)
 
 
@@ -64,6 +69,7 @@ class ExplorerInput:
     every_comparison: bool = False
     cache_dir: Path | None = None  # reloaded questions and their image files, kept for the next report
     refresh: bool = False  # reload every question, replacing the cached ones
+    max_bytes: int | None = MAX_BYTES  # the folder's budget: full-size images are capped to fit it (_fit_images)
 
 
 def _digest(*parts: object) -> str:
@@ -201,6 +207,141 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
     return payloads, notes
 
 
+def _folder_bytes(folder: Path) -> int:
+    total, stack = 0, [str(folder)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
+
+
+def _cap_side(sizes: list[tuple[int, int]], room: int) -> int:
+    """The largest long side (at least a thumbnail's) at which the images, (bytes, long side) each, would take at
+    most `room` bytes, an image's bytes taken to scale with its pixels."""
+    def estimate(side: int) -> float:
+        return sum(size * min(1.0, (side / long) ** 2) for size, long in sizes)
+    low, high = THUMBNAIL[0], max(long for _, long in sizes)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if estimate(middle) <= room else (low, middle - 1)
+    return low
+
+
+def _reduced(original: Path, side: int, target: Path) -> None:
+    """The image capped at `side` pixels on its long side, in its own format, written to target."""
+    from PIL import Image
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with Image.open(original) as picture:
+        # a JPEG decoded at the nearest larger scale its DCT allows (draft), then resampled
+        picture.thumbnail((side, side), Image.Resampling.LANCZOS, reducing_gap=1.0)
+        picture.save(target, **({"format": "JPEG", "quality": JPEG_QUALITY} if original.suffix == ".jpg"
+                                else {"format": "PNG"}))
+
+
+def _fit_images(folder: Path, max_bytes: int | None, pages: int, cache: Path | None) -> str | None:
+    """Cap the full-size images under folder/images at the long side that keeps the folder (with `pages` pages
+    still to write) within max_bytes; None when it fits as it is, else the note every page shows. The side comes
+    from the images' pixels, corrected by reducing a sample (bytes shrink less than pixels); the images are then
+    reduced in threads (Pillow decodes, resizes and encodes outside the GIL). Each reduced image replaces the
+    explorer's file (a link to the cache is unlinked first); with a cache, reduced copies are kept there by side
+    (reduced/<side>/), so a rerun links them, and the cache's originals are never touched."""
+    if not max_bytes:
+        return None
+    from PIL import Image
+
+    images = folder / "images"
+    full = {entry.name: entry.stat().st_size for entry in os.scandir(images)}
+    fixed = _folder_bytes(folder) - sum(full.values()) + pages * PAGE_BYTES
+    if fixed + sum(full.values()) <= max_bytes or not full:
+        return None
+    room, mib = max_bytes - fixed, max_bytes / 2**20
+    if room < len(full) * 2_000:  # the thumbnails and data alone take the budget
+        return (f"The explorer is over its budget of {mib:,.4g} MB: thumbnails, data and pages alone take "
+                f"{fixed / 2**20:,.4g} MB; full-size images are kept as the models got them (--explorer-max-mb).")
+    cached = {entry.name for entry in os.scandir(cache / "images")} if cache is not None and (cache / "images").is_dir() else set()
+    originals = {name: (cache / "images" / name if name in cached else images / name) for name in full}
+    fits_file = cache / "reduced" / "fits.json" if cache is not None else None
+    fits = json.loads(fits_file.read_text(encoding="utf-8")) if fits_file is not None and fits_file.is_file() else {}
+    decision = _digest(json.dumps(sorted(full.items())), max_bytes, fixed)  # these images, this room
+    if decision in fits:  # a rerun: the side and the images above it as decided then, their copies kept
+        side, wanted = fits[decision]["side"], fits[decision]["reduced"]
+        _reduce_into(wanted, originals, side, images, cache / "reduced" / str(side))
+        return _capped_note(side, len(wanted), len(full), fixed + _folder_bytes(images), max_bytes)
+    longs = {}
+    for name, path in originals.items():
+        with Image.open(path) as picture:
+            longs[name] = max(picture.size)
+    sizes = [(full[n], longs[n]) for n in full]
+    side = _cap_side(sizes, room)
+    side = _cap_side(sizes, int(room * 0.97 / _shrink_ratio(originals, full, longs, side, folder)))
+    for _ in range(4):  # a sample's ratio may miss: measure, and cap tighter until it fits
+        wanted = [name for name in full if longs[name] > side]
+        _reduce_into(wanted, originals, side, images, cache / "reduced" / str(side) if cache is not None else None)
+        total = fixed + _folder_bytes(images)
+        if total <= max_bytes or side <= THUMBNAIL[0]:
+            break
+        side = max(THUMBNAIL[0], int(side * ((max_bytes - fixed) / (total - fixed)) ** 0.5 * 0.97))
+    if fits_file is not None and total <= max_bytes:
+        fits_file.write_text(json.dumps({**fits, decision: {"side": side, "reduced": wanted}}), encoding="utf-8")
+    return _capped_note(side, len(wanted), len(full), total, max_bytes)
+
+
+def _capped_note(side: int, reduced: int, images: int, total: int, max_bytes: int) -> str:
+    mib = max_bytes / 2**20
+    capped = (f"full-size images are capped at {side} px on the long side ({reduced:,} of {images:,} reduced; the "
+              "models got them at full size, which --explorer-max-mb 0 keeps here)")
+    if total > max_bytes:
+        return f"The explorer takes {total / 2**20:,.4g} MB, over its budget of {mib:,.4g} MB, although {capped}."
+    return f"So that the explorer stays within {mib:,.4g} MB, {capped}."
+
+
+def _shrink_ratio(originals: dict[str, Path], full: dict[str, int], longs: dict[str, int], side: int,
+                  folder: Path) -> float:
+    """Bytes of a sample of images reduced to `side` over the bytes their pixels predict (at least 1)."""
+    import tempfile
+
+    larger = sorted(name for name in full if longs[name] > side)
+    sample = larger[:: max(1, len(larger) // 48)][:48]
+    if not sample:
+        return 1.0
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        _reduce_into(sample, originals, side, Path(scratch), None)
+        made = sum((Path(scratch) / name).stat().st_size for name in sample)
+    predicted = sum(full[name] * (side / longs[name]) ** 2 for name in sample)
+    return max(1.0, made / predicted)
+
+
+def _reduce_into(names: list[str], originals: dict[str, Path], side: int, images: Path, kept: Path | None) -> None:
+    """Each named image capped at `side` into images/ (replacing the file there); with `kept`, made there once and
+    linked from it. The images to make are made in threads; linking kept ones is plain file work."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    made_into = images if kept is None else kept
+    made_into.mkdir(parents=True, exist_ok=True)
+    present = {entry.name for entry in os.scandir(kept)} if kept is not None else set()
+
+    def make(name: str) -> None:
+        part = made_into / (name + ".part")
+        _reduced(originals[name], side, part)
+        os.replace(part, made_into / name)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(make, [name for name in names if name not in present]))
+    if kept is not None:
+        target = str(images) + os.sep
+        for name in names:
+            try:
+                os.unlink(target + name)
+            except FileNotFoundError:
+                pass
+        _place(set(names), kept, images)
+
+
 ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier")  # the table's, as text
 EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
@@ -317,8 +458,8 @@ def _statistics_html(row: dict) -> str:
             f"{row['p_value']:.2g}.</p>")
 
 
-def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -> str:
-    """A comparison's page; `listed`: its flips as [question_id, direction]."""
+def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, image_note: str | None = None) -> str:
+    """A comparison's page; `listed`: its flips as [question_id, direction]; `image_note`: _fit_images'."""
     key = tuple(row[c] for c in CASE_KEY)
     title = (f"{row['family']}: {row['small']} vs. {row['large']} on {row['benchmark']} {row['split']} / "
              f"{row['subtask']}")
@@ -344,6 +485,7 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -
         f"</button>{buttons}</p>"
         f'<p class="note">FlipInv: {html.escape(str(row["small"]))} right, {html.escape(str(row["large"]))} wrong; '
         "FlipNorm: the reverse. Click a thumbnail for the full image.</p>"
+        + (f'<p class="note" id="image-note">{html.escape(image_note)}</p>' if image_note else "") +
         f'<ol id="flip-list"></ol><p id="more" class="filter" hidden>Showing <span id="shown-count">0</span> of '
         '<span id="selected-count">0</span>: <button type="button" id="show-more">show more</button> '
         '<button type="button" id="show-all">show all</button></p>'
@@ -354,7 +496,7 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool) -
     )
 
 
-def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool) -> str:
+def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool, image_note: str | None = None) -> str:
     entries = [{"page": page_name(tuple(r[c] for c in CASE_KEY)), "family": r["family"], "benchmark": r["benchmark"],
                 "split": r["split"], "subtask": r["subtask"], "small": r["small"], "large": r["large"], "n": int(r["n"]),
                 "flip_inv": int(r["flip_inv"]), "flip_norm": int(r["flip_norm"]), "net": int(r["net"]),
@@ -370,6 +512,7 @@ def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool) -> str:
         '<p><a href="../report.html">Report</a></p><h1>Flip explorer</h1>'
         f"<p>{case_count} cases; each page lists the questions one model got right and the other wrong, with the "
         "images, options, gold and both answers.</p>"
+        + (f'<p class="note" id="image-note">{html.escape(image_note)}</p>' if image_note else "") +
         f'<p class="filter">{selects}<label>open with <select id="filter-direction"><option value="">all flips'
         f'</option><option>{FLIP_INV}</option><option>{FLIP_NORM}</option></select></label> {switch}</p>'
         '<table class="data" id="index"><thead><tr><th>#</th><th>Family</th><th>Dataset</th><th>Subtask</th>'
@@ -397,14 +540,16 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         flips = pd.concat([flips, comparison_flips(source.table, others, analysis.parameters.variant)],
                           ignore_index=True)
     notes = _write_data(flips, source.table, analysis.parameters.variant, source, folder) if len(flips) else {}
+    image_note = _fit_images(folder, source.max_bytes, len(rows) + 1,
+                             Path(source.cache_dir) if source.cache_dir is not None else None)
     listed: dict[tuple, list[list[str]]] = {}
     for *key, question, direction in flips[[*CASE_KEY, "question_id", "direction"]].itertuples(index=False):
         listed.setdefault(tuple(key), []).append([question, direction])
     for row in rows.to_dict("records"):
         key = tuple(row[c] for c in CASE_KEY)
-        page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]))
+        page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]), image_note)
         (folder / page_name(key)).write_text(page, encoding="utf-8")
-    (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison), encoding="utf-8")
+    (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison, image_note), encoding="utf-8")
     return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
              + str(r.verdict), f"{FOLDER}/{page_name(tuple(getattr(r, c) for c in CASE_KEY))}")
             for rank, r in enumerate(cases.itertuples(index=False), start=1)]

@@ -195,3 +195,86 @@ def test_a_photo_is_kept_as_jpeg_and_a_drawing_as_png():
         stored, extension = _stored_bytes(picture)
         assert extension == kind and stored.startswith(magic)
         assert Image.open(io.BytesIO(stored)).size == (400, 300)
+
+
+def photo_folder(folder: Path, count: int, size: tuple[int, int] = (640, 480)) -> dict[str, bytes]:
+    """An explorer-like folder: `count` photo-like JPEGs under images/, their thumbnails and a data file."""
+    from PIL import Image
+
+    rng = np.random.default_rng(1)
+    for part in ("images", "thumbs", "data"):
+        (folder / part).mkdir(parents=True, exist_ok=True)
+    written = {}
+    for k in range(count):
+        smooth = rng.integers(0, 256, (size[1] // 16, size[0] // 16, 3), dtype=np.uint8)
+        picture = Image.fromarray(smooth).resize(size, Image.Resampling.BICUBIC)
+        picture.save(folder / "images" / f"p{k}.jpg", format="JPEG", quality=85)
+        picture.resize((192, 144)).save(folder / "thumbs" / f"p{k}.jpg", format="JPEG", quality=85)
+        written[f"p{k}.jpg"] = (folder / "images" / f"p{k}.jpg").read_bytes()
+    (folder / "data" / "s.js").write_text("window.EXPLORER_DATA = {};\n")
+    return written
+
+
+def test_over_its_budget_the_explorer_caps_full_size_images_and_says_so(tmp_path):
+    from PIL import Image
+
+    from postprocess.render.explorer import PAGE_BYTES, _fit_images, _folder_bytes
+
+    folder = tmp_path / "explorer"
+    photo_folder(folder, 12)
+    whole = _folder_bytes(folder)
+    assert _fit_images(folder, None, 3, None) is None  # no budget: nothing changes
+    assert _fit_images(folder, whole + 3 * PAGE_BYTES, 3, None) is None  # within it: nothing changes
+    budget = whole // 2
+    note = _fit_images(folder, budget, 3, None)
+    assert _folder_bytes(folder) + 3 * PAGE_BYTES <= budget
+    side = int(re.search(r"capped at (\d+) px", note).group(1))
+    assert 192 <= side < 640 and "12 of 12 reduced" in note and "--explorer-max-mb 0" in note
+    for path in (folder / "images").iterdir():
+        with Image.open(path) as picture:
+            assert max(picture.size) <= side and picture.format == "JPEG"
+    assert not list((folder / "images").glob("*.part"))
+
+
+def test_with_a_cache_the_originals_stay_and_reduced_copies_are_kept_by_side(tmp_path):
+    import os
+
+    from postprocess.render.explorer import _fit_images, _folder_bytes, _place
+
+    cache, folder = tmp_path / "cache", tmp_path / "explorer"
+    originals = photo_folder(cache, 8)
+    for part in ("images", "thumbs", "data"):
+        (folder / part).mkdir(parents=True)
+    _place({f"images/{name}" for name in originals} | {f"thumbs/{name}" for name in originals}, cache, folder)
+    budget = _folder_bytes(folder) // 2
+    note = _fit_images(folder, budget, 1, cache)
+    side = re.search(r"capped at (\d+) px", note).group(1)
+    assert {name: (cache / "images" / name).read_bytes() for name in originals} == originals  # untouched
+    kept = cache / "reduced" / side
+    assert sorted(p.name for p in kept.iterdir()) == sorted(originals)
+    assert all(os.path.samefile(folder / "images" / name, kept / name) for name in originals)
+    again = tmp_path / "again"  # a rerun links the kept copies instead of reducing again
+    for part in ("images", "thumbs", "data"):
+        (again / part).mkdir(parents=True)
+    _place({f"images/{name}" for name in originals} | {f"thumbs/{name}" for name in originals}, cache, again)
+    assert _fit_images(again, budget, 1, cache) == note
+    assert all(os.path.samefile(again / "images" / name, kept / name) for name in originals)
+
+
+def test_a_budget_too_small_for_the_images_is_said_on_every_page(chance_logs, fixture_tasks, with_data, tmp_path):
+    from postprocess.render.explorer import _folder_bytes
+
+    assert 'id="image-note"' not in (with_data / "explorer" / "index.html").read_text(encoding="utf-8")  # 300 MB
+    budget = f"{_folder_bytes(with_data / 'explorer') / 2 / 2**20:.4f}"  # the fixture's drawings are already small
+    out = report(*chance_logs, tmp_path / "small", "--tasks-dir", str(fixture_tasks), "--explorer-max-mb", budget)
+    pages = [out / "explorer" / "index.html", *(out / "explorer" / "pages").glob("*.html")]
+    notes = {re.search(r'<p class="note" id="image-note">(.*?)</p>', page.read_text(encoding="utf-8")).group(1)
+             for page in pages}
+    assert len(notes) == 1 and f"over its budget of {float(budget):,.4g} MB" in notes.pop()
+
+
+@pytest.mark.parametrize("value", ["-1", "lots"])
+def test_a_bad_explorer_budget_is_refused(chance_logs, tmp_path, value, capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--logs", str(chance_logs[0]), "--out", str(tmp_path / "x"), "--explorer-max-mb", value])
+    assert "--explorer-max-mb" in capsys.readouterr().err
