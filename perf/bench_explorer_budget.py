@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/bench_explorer_budget"))
     parser.add_argument("--images", type=int, default=9_276)
     parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--max-mb", type=float, default=300)
+    parser.add_argument("--max-mb", type=float, default=300, help="the budget in MB (10^6 bytes)")
     args = parser.parse_args()
     from postprocess.render.explorer import _fit_images, _folder_bytes
 
@@ -86,7 +86,7 @@ def main() -> None:
     names = build_cache(cache, args.images, args.size)
     print(f"{len(names):,} images of {args.size} px in {cache} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     shutil.rmtree(cache / "reduced", ignore_errors=True)
-    budget = int(args.max_mb * 2**20)
+    budget = int(args.max_mb * 10**6)
     print("| run | CPU s | wall s | explorer before | after (+ pages) | note |")
     print("|---|---|---|---|---|---|")
     for run in ("first (reduced copies made)", "again (kept copies linked)"):

@@ -65,8 +65,8 @@ def add(subparsers: argparse._SubParsersAction) -> None:
                              "comparison, behind a switch on its index (comparisons), or none (cases)")
     report.add_argument("--explorer-max-mb", type=_megabytes, default=300, metavar="MB",
                         help="the explorer folder's budget: full-size images are capped at the long side that keeps "
-                             "it within MB megabytes, and its pages say so; 0 keeps them as the models got them "
-                             "(default: 300)")
+                             "it within MB megabytes (10^6 bytes), and its pages say so; 0 keeps them as the models "
+                             "got them (default: 300)")
     report.add_argument("--tasks-dir", type=Path, metavar="DIR",
                         help="task folder whose dataset blocks hold the questions the explorer shows (default: the "
                              "package's tasks, i.e. the hub datasets)")
@@ -254,7 +254,7 @@ def run_report(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.logs.quality import settings_differences
-    from postprocess.render.explorer import ExplorerInput
+    from postprocess.render.explorer import MB, ExplorerInput
     from postprocess.render.human_tables import human_tables
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
     from postprocess.render.report import count
@@ -290,7 +290,7 @@ def run_report(args: argparse.Namespace) -> int:
     explorer = None if args.explorer == "none" else ExplorerInput(
         benchmarks, args.tasks_dir, explorer_data, every_comparison=args.explorer == "comparisons",
         cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh,
-        max_bytes=int(args.explorer_max_mb * 2**20) or None)
+        max_bytes=int(args.explorer_max_mb * MB) or None)
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings),

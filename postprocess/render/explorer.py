@@ -53,7 +53,8 @@ THUMBNAIL = (192, 192)
 PALETTE = 256  # an image of at most this many colours is kept as PNG, any other as JPEG (_stored_bytes)
 JPEG_QUALITY = 85
 FIRST_RENDER = 50  # flips a case page draws at once; the rest as the list is scrolled (or "show more" / "show all")
-MAX_BYTES = 300 * 2**20  # the explorer folder's default budget (issue 16's target); None: no budget
+MB = 10**6  # the budget's unit: a megabyte as disks count it (300 MB is 286 MiB)
+MAX_BYTES = 300 * MB  # the explorer folder's default budget (issue 16's target); None: no budget
 PAGE_BYTES = 6_000  # what a page adds, reserved before the pages are written (their largest are about 5 KB)
 DIRECTIONS = (FLIP_INV, FLIP_NORM)
 
@@ -259,10 +260,10 @@ def _fit_images(folder: Path, max_bytes: int | None, pages: int, cache: Path | N
     fixed = _folder_bytes(folder) - sum(full.values()) + pages * PAGE_BYTES
     if fixed + sum(full.values()) <= max_bytes or not full:
         return None
-    room, mib = max_bytes - fixed, max_bytes / 2**20
+    room, mib = max_bytes - fixed, max_bytes / MB
     if room < len(full) * 2_000:  # the thumbnails and data alone take the budget
         return (f"The explorer is over its budget of {mib:,.4g} MB: thumbnails, data and pages alone take "
-                f"{fixed / 2**20:,.4g} MB; full-size images are kept as the models got them (--explorer-max-mb).")
+                f"{fixed / MB:,.4g} MB; full-size images are kept as the models got them (--explorer-max-mb).")
     cached = {entry.name for entry in os.scandir(cache / "images")} if cache is not None and (cache / "images").is_dir() else set()
     originals = {name: (cache / "images" / name if name in cached else images / name) for name in full}
     fits_file = cache / "reduced" / "fits.json" if cache is not None else None
@@ -292,11 +293,11 @@ def _fit_images(folder: Path, max_bytes: int | None, pages: int, cache: Path | N
 
 
 def _capped_note(side: int, reduced: int, images: int, total: int, max_bytes: int) -> str:
-    mib = max_bytes / 2**20
+    mib = max_bytes / MB
     capped = (f"full-size images are capped at {side} px on the long side ({reduced:,} of {images:,} reduced; the "
               "models got them at full size, which --explorer-max-mb 0 keeps here)")
     if total > max_bytes:
-        return f"The explorer takes {total / 2**20:,.4g} MB, over its budget of {mib:,.4g} MB, although {capped}."
+        return f"The explorer takes {total / MB:,.4g} MB, over its budget of {mib:,.4g} MB, although {capped}."
     return f"So that the explorer stays within {mib:,.4g} MB, {capped}."
 
 

@@ -265,7 +265,7 @@ def test_a_budget_too_small_for_the_images_is_said_on_every_page(chance_logs, fi
     from postprocess.render.explorer import _folder_bytes
 
     assert 'id="image-note"' not in (with_data / "explorer" / "index.html").read_text(encoding="utf-8")  # 300 MB
-    budget = f"{_folder_bytes(with_data / 'explorer') / 2 / 2**20:.4f}"  # the fixture's drawings are already small
+    budget = f"{_folder_bytes(with_data / 'explorer') / 2 / 10**6:.4f}"  # the fixture's drawings are already small
     out = report(*chance_logs, tmp_path / "small", "--tasks-dir", str(fixture_tasks), "--explorer-max-mb", budget)
     pages = [out / "explorer" / "index.html", *(out / "explorer" / "pages").glob("*.html")]
     notes = {re.search(r'<p class="note" id="image-note">(.*?)</p>', page.read_text(encoding="utf-8")).group(1)
