@@ -41,8 +41,9 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    (A) is "hard"; case counts where options differ only in case: "(C) EE"), or a reason that restates another
    option and nothing of its own ("(A), because all temperatures are lower, no condensation ..."). An option's
    text that goes on as a longer option beginning with it ("Her Excellency the Governor-General, ..., or the Prime
-   Minster" beside "Her Excellency the Governor-General, the Prime Minister, ...") is neither. Where the options name the image's letters ("option B in the image"), a bare letter beside
-   that label or with a value is ambiguous and "option (D) in the image" is the image's D; where they give them in
+   Minster" beside "Her Excellency the Governor-General, the Prime Minister, ...") is neither. Where the options
+   name the image's letters ("option B in the image"), a bare letter beside that label or with a value is
+   ambiguous and "option (D) in the image" is the image's D; where they give them in
    another order, a letter written without its own option's text or image letter, in a response that names the
    image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
    withholds it (`inconclusive`, for the judge, who sees the image). The option list written out again and again
@@ -968,8 +969,8 @@ class _Reader:
                     and not said & self.discriminating[letter]), default=None)
 
     def restated(self, letter: str, start: int, end: int) -> str | None:
-        """The other option of four or more telling words of which a span says at least half (three or more), and none of the
-        letter's own."""
+        """The other option of four or more telling words of which a span says at least half (three or more), where
+        it says none of the letter's own."""
         said = _content_words(self.text[start:end]) - META_WORDS
         if said & self.discriminating[letter]:
             return None

@@ -236,7 +236,6 @@ def _reduced(original: Path, side: int, target: Path) -> None:
     """The image capped at `side` pixels on its long side, in its own format, written to target."""
     from PIL import Image
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     with Image.open(original) as picture:
         # a JPEG decoded at the nearest larger scale its DCT allows (draft), then resampled
         picture.thumbnail((side, side), Image.Resampling.LANCZOS, reducing_gap=1.0)
@@ -260,12 +259,12 @@ def _fit_images(folder: Path, max_bytes: int | None, pages: int, cache: Path | N
     fixed = _folder_bytes(folder) - sum(full.values()) + pages * PAGE_BYTES
     if fixed + sum(full.values()) <= max_bytes or not full:
         return None
-    room, mib = max_bytes - fixed, max_bytes / MB
+    room, mb = max_bytes - fixed, max_bytes / MB
     if room < len(full) * 2_000:  # the thumbnails and data alone take the budget
-        return (f"The explorer is over its budget of {mib:,.4g} MB: thumbnails, data and pages alone take "
+        return (f"The explorer is over its budget of {mb:,.4g} MB: thumbnails, data and pages alone take "
                 f"{fixed / MB:,.4g} MB; full-size images are kept as the models got them (--explorer-max-mb).")
-    cached = {entry.name for entry in os.scandir(cache / "images")} if cache is not None and (cache / "images").is_dir() else set()
-    originals = {name: (cache / "images" / name if name in cached else images / name) for name in full}
+    in_cache = {e.name for e in os.scandir(cache / "images")} if cache is not None and (cache / "images").is_dir() else set()
+    originals = {name: (cache / "images" / name if name in in_cache else images / name) for name in full}
     fits_file = cache / "reduced" / "fits.json" if cache is not None else None
     fits = json.loads(fits_file.read_text(encoding="utf-8")) if fits_file is not None and fits_file.is_file() else {}
     decision = _digest(json.dumps(sorted(full.items())), max_bytes, fixed)  # these images, this room
@@ -293,12 +292,12 @@ def _fit_images(folder: Path, max_bytes: int | None, pages: int, cache: Path | N
 
 
 def _capped_note(side: int, reduced: int, images: int, total: int, max_bytes: int) -> str:
-    mib = max_bytes / MB
+    mb = max_bytes / MB
     capped = (f"full-size images are capped at {side} px on the long side ({reduced:,} of {images:,} reduced; the "
               "models got them at full size, which --explorer-max-mb 0 keeps here)")
     if total > max_bytes:
-        return f"The explorer takes {total / MB:,.4g} MB, over its budget of {mib:,.4g} MB, although {capped}."
-    return f"So that the explorer stays within {mib:,.4g} MB, {capped}."
+        return f"The explorer takes {total / MB:,.4g} MB, over its budget of {mb:,.4g} MB, although {capped}."
+    return f"So that the explorer stays within {mb:,.4g} MB, {capped}."
 
 
 def _shrink_ratio(originals: dict[str, Path], full: dict[str, int], longs: dict[str, int], side: int,
