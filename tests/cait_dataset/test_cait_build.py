@@ -325,14 +325,19 @@ def test_the_whole_build_through_the_command_line(tmp_path, server, capsys):
     assert "cait:         3 records" in capsys.readouterr().out
 
 
-def run_to_images(work, server, **generator):
-    """Scenes, every bank scene kept, described, and their images from the local endpoint."""
+def run_to_descriptions(work, server) -> None:
+    """Scenes, every bank scene kept in the review, and described."""
     scenes.make_scenes(work, llm(server))
     exported = review.export_review(work)
     export = write_export(work / "review.json", label_studio_export(exported.task_set.tasks,
                                                                     review_answers(exported.task_set.tasks)))
     review.import_review(work, annotations_from_export(export, review.CONTROLS))
     describe.describe_scenes(work, llm(server))
+
+
+def run_to_images(work, server, **generator):
+    """run_to_descriptions, then the scenes' images from the local endpoint."""
+    run_to_descriptions(work, server)
     return images.generate_images(work, images_endpoint(server, **generator))
 
 
@@ -367,12 +372,7 @@ def test_edits_are_picked_up_and_only_what_they_change_is_redone(tmp_path, serve
 
 def test_a_killed_image_run_resumes_with_the_images_it_lacks(tmp_path, server):
     work = library_work(tmp_path)
-    scenes.make_scenes(work, llm(server))
-    exported = review.export_review(work)
-    export = write_export(work / "review.json", label_studio_export(exported.task_set.tasks,
-                                                                    review_answers(exported.task_set.tasks)))
-    review.import_review(work, annotations_from_export(export, review.CONTROLS))
-    describe.describe_scenes(work, llm(server))
+    run_to_descriptions(work, server)
     answered = len(server.answered)
     server.fail_next(1, 500)  # the first image call fails for good (no retries), the others are kept
     generator = images_endpoint(server, max_retries=0, concurrency=1)

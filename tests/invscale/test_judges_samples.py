@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import pytest
+from cait_logs import scene_record as record
 from reeval_server import JudgeServer
 
 from lmms_eval_tasks import cait
@@ -106,14 +107,6 @@ def test_a_further_control_with_two_results_is_named():
                           controls=("style",))
     with pytest.raises(ValueError, match="other than 'label'"):
         annotations_frame([], "export.json", controls=(CONTROL,))
-
-
-def record(**changes):
-    base = {"id": "s1", "image": "images/a.png", "category": "Animal-Animal",
-            "characteristic": "Transposition of traditional predator and prey roles", "verb": "chase",
-            "common_text": "A tiger chases a rabbit.", "uncommon_text": "A rabbit chases a tiger.",
-            "gt_prompt": "A rabbit chasing a tiger.", "style": "cartoon"}
-    return {**base, **changes}
 
 
 def test_the_construction_fields_are_optional_and_checked_when_present():

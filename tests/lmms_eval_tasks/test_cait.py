@@ -3,20 +3,13 @@
 import json
 
 import pytest
+from cait_logs import scene_record as record
 
 from lmms_eval_tasks import cait
 from lmms_eval_tasks.benchmarks import BY_KEY, BY_TASK
 from lmms_eval_tasks.metrics import macro_f1
 from lmms_eval_tasks.question import DocError
 from lmms_eval_tasks.variants import VARIANTS, apply_variant
-
-
-def record(**changes):
-    base = {"id": "s1", "image": "images/a.png", "category": "Animal-Animal",
-            "characteristic": "Transposition of traditional predator and prey roles", "verb": "chase",
-            "common_text": "A tiger chases a rabbit.", "uncommon_text": "A rabbit chases a tiger.",
-            "gt_prompt": "A rabbit chasing a tiger.", "style": "cartoon"}
-    return {**base, **changes}
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from explorer_factory import fixture_questions
 from logfactory import write_run
 from human_examples import annotation_rows
 from reeval_server import JudgeServer, TaxonomyJudge
@@ -49,14 +50,6 @@ SPECIAL = {
     ("AI2D", "2000"): "",  # degenerate: empty
     ("MathVista", "2"): ".",  # a numeric question: degenerate, a single non-letter character
 }
-
-
-def fixture_questions(tasks_dir: Path) -> list[Question]:
-    questions = []
-    for spec in BENCHMARKS:
-        if spec.name != "CAIT":
-            questions += questions_for(load_split(dataset_source(spec, tasks_dir), spec.task), spec)[1]
-    return questions
 
 
 def answer(question: Question, right: bool) -> str:

@@ -88,3 +88,12 @@ def write_cait_logs(out: Path, runs: dict[str, dict[str, Callable]], timestamp: 
 
 def ingest(out: Path):
     return ingest_logs([out], load_registry())
+
+
+def scene_record(**changes):
+    """One CAIT dataset record (a built scene) with the fields the task layer and the judges read, changed as given."""
+    base = {"id": "s1", "image": "images/a.png", "category": "Animal-Animal",
+            "characteristic": "Transposition of traditional predator and prey roles", "verb": "chase",
+            "common_text": "A tiger chases a rabbit.", "uncommon_text": "A rabbit chases a tiger.",
+            "gt_prompt": "A rabbit chasing a tiger.", "style": "cartoon"}
+    return {**base, **changes}
