@@ -46,7 +46,10 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    ambiguous and "option (D) in the image" is the image's D; where they give them in
    another order, a letter written without its own option's text or image letter, in a response that names the
    image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
-   withholds it (`inconclusive`, for the judge, who sees the image). The option list written out again and again
+   withholds it (`inconclusive`, for the judge, who sees the image). A letter stated before an explanation that favours
+   another option -- says more of the words that tell another option's text apart than of its own, or, before a working
+   of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) -- is withheld the same
+   way (`answer_before_working`): a working may conclude elsewhere. The option list written out again and again
    ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
    letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
@@ -110,6 +113,14 @@ RULE_TIERS = {
 # read): abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
                                      "boxed", "answer_statement", "mention_with_text"})
+# A letter stated before more text (an explanation, a working) is committed only where that text does not favour another
+# option (_Reader.explained_otherwise): with EXPLAINED_WORDS words or more from the letter on, the response must not say
+# more of another option's telling words than of its own; with WORKING_WORDS or more, it must say more of its own than of
+# any other's. Else rule `answer_before_working`, `inconclusive`. On held-out rounds 1-7, each read with its own round's
+# rules, 12 of the 38 letters this withholds were wrong: 12 of all the 30 wrong letters there, for 26 of the 6,837 right
+# ones (0.4%).
+EXPLAINED_WORDS = 10
+WORKING_WORDS = 40
 
 
 def tier_of(rule: str | None, match: str) -> str | None:
@@ -1246,19 +1257,56 @@ class _Reader:
         ends = [e for e in ends if e > paragraph]
         return (ends[-2] if len(ends) >= 2 else paragraph), len(self.text)
 
+    def explained_otherwise(self, letter: str, start: int) -> bool:
+        """Whether the text from a letter stated at `start` on favours another option ("Answer: (A). The magnetic forces
+        are the same ..." where only (C) says "same"; "(D)\n\n... none of the objects will sink" of 0-3): see
+        EXPLAINED_WORDS. An option whose text has no telling words ("Option B in the image") cannot be favoured by words."""
+        if not self.discriminating.get(letter, set()) - META_WORDS:
+            return False
+        after = len(self.text[start:].split())
+        if after < EXPLAINED_WORDS:
+            return False
+        own, other = self.support(letter)
+        return own < other or after >= WORKING_WORDS and own == other
+
+    def support(self, letter: str) -> tuple[int, int]:
+        """How many of the words that tell the letter's option text apart (`discriminating`) the response says, and the
+        most it says of any other option's; a sentence that names another option's letter is about that option ("As
+        for (B) a red square, the picture shows otherwise."), and what it says counts for none, nor does a word the text
+        rejects ("III is false"). An option's text that ends with a full stop goes with the sentence after it ("A cat
+        sleeps. (B) is less likely.")."""
+        spoken, start = [], 0
+        for end in [m.end() for m in SENTENCE_END.finditer(self.text)] + [len(self.text)]:
+            opening = start + len(self.text[start:end]) - len(self.text[start:end].lstrip())
+            if end < len(self.text) and (option := self.option_at(opening, end)) and not self.text[option[1] : end].strip(" \t.!"):
+                continue  # the option's text is the whole sentence: what follows says what of it
+            named = {t.letter for t in self.tokens(start, end)} | set(NAMED_LETTER.findall(self.text, start, end))
+            if not named - {letter}:
+                spoken += [m.group() for m in CONTENT_TOKEN.finditer(self.text, start, end) if not self.rejected(*m.span())]
+            start = end
+        said = _content_words(LABELLED.sub(" ", " ".join(spoken))) - META_WORDS
+        support = {option: len(said & (words - META_WORDS)) for option, words in self.discriminating.items()}
+        own = support.pop(letter, 0)
+        return own, max(support.values(), default=0)
+
     def final_sentence_names(self) -> str | None:
         """The one option whose text the last sentence names, with no letter there ("... The phenotype of this pea
-        plant is constricted pods."): where the response opened with another letter, the working concluded against it."""
+        plant is constricted pods."): where the response opened with another letter, the working concluded against it.
+        A negation after the text rejects it ("Option B shows ..., which does not match"); one before it belongs to the
+        working ("The ratio of offspring that do not have it to those that have it is 1:3")."""
         if len(self.lines) < 2:
             return None
         ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
         start = ends[-1] if ends else 0
         last = self.text[start:]
         if start <= self.lines[0][1] or self.tokens(start, len(self.text)) or NAMED_LETTER.search(last) \
-                or BRACKETED_LETTER.search(last) or NEGATION_WORD.search(last):
-            return None  # a letter there, or a rejection ("Option B shows ..., which does not match")
-        named = {letter for letter, _, _ in self.option_occurrences(start, len(self.text))}
-        return named.pop() if len(named) == 1 else None
+                or BRACKETED_LETTER.search(last):
+            return None  # a letter there
+        occurrences = self.option_occurrences(start, len(self.text))
+        named = {letter for letter, _, _ in occurrences}
+        if len(named) != 1 or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences)):
+            return None
+        return named.pop()
 
     def masked(self, start: int, end: int) -> str:
         """The span with option texts blanked, so that an option such as "None of the above" is no marker."""
@@ -1429,6 +1477,9 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
     settled = _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
     if settled.found and settled.rule in ("first_line", "leading") and reader.final_sentence_names() not in (None, settled.prediction):
         return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
+    final_start = max(commitments, key=lambda c: (c.start, c.priority)).start
+    if settled.found and reader.explained_otherwise(settled.prediction, final_start):  # the judge reads it
+        return Extraction(None, "none", "answer_before_working", "inconclusive", candidate=settled.prediction)
     if settled.found and reader.lettering_ambiguous(settled.prediction):  # the judge sees which lettering is meant
         return Extraction(None, "none", "image_lettering", "inconclusive", candidate=settled.prediction)
     return _committed(settled, cut)

@@ -449,6 +449,9 @@ def test_a_lone_capital_after_a_refusal_does_not_score(response):
         ("Answer: Her Excellency The Governor-General, the Governor General, or the Prime Minster, or Her Majesty",
          ["Her Excellency the Governor-General", "The Prime Minister or a local Member of Parliament",
           "Her Excellency the Governor-General, the Prime Minister, or a local Member of Parliament"], "self_contradiction"),
+        # an opening letter whose working ends on another option's text, a negation earlier in that sentence
+        ("(C) 3:1\n\nThe genotypes are MM, Mm, Mm and mm. The ratio of offspring that do not have it to those that have it is 1:3.",
+         ["4:0", "0:4", "3:1", "1:3"], "self_contradiction"),
         # each option described in turn after "Answer: Option A is ..."
         ("Answer: Option A is the sea of darkness. Option B is the light in the darkness.",
          ["Option A in the image", "Option B in the image", "All given choices are wrong."], "several_answers"),
@@ -570,6 +573,51 @@ def test_the_option_list_written_out_again_and_again_is_no_answer(response, opti
 ])
 def test_a_last_letter_under_a_line_that_opens_a_list_is_no_choice(response, letter):
     assert extract_choice(response, OPTIONS).prediction == letter
+
+
+SINKING = ("(D)\n\nObjects sink if their density is greater than that of water, 1000 kg/m^3.\n\nObject A: 370 kg/m^3 < 1000 "
+           "kg/m^3.\nObject B: 117 kg/m^3 < 1000 kg/m^3.\nObject C: 388 kg/m^3 < 1000 kg/m^3.\nObject D: 117 kg/m^3 < 1000 "
+           "kg/m^3.\n\nTherefore, none of the objects will sink.")
+
+
+@pytest.mark.parametrize(
+    "response, options, letter",
+    [
+        # an explanation of ten words or more that says more of another option than of the letter's own
+        ("Answer: (B). The ferry is the earliest one of the day. It leaves the harbour at 5:40 AM.",
+         ["5:40 AM.", "3:45 PM.", "5:20 PM."], "B"),
+        # a working of forty words or more that says no more of the letter's option than of another's
+        (SINKING, ["0", "1", "3", "2"], "D"),
+        ("(B)\n\nThe first image shows a cat on a mat, and the second one shows a dog on a rug; they differ in the animal "
+         "and the floor, and both are photographs taken indoors in daylight by the same camera, so nothing else tells "
+         "them apart.", ["a cat", "a dog"], "B"),
+    ],
+)
+def test_a_letter_whose_explanation_favours_another_option_goes_to_the_judge(response, options, letter):
+    extraction = extract_choice(response, options)
+    assert (extraction.prediction, extraction.reason, extraction.candidate) == (None, "inconclusive", letter)
+    assert extraction.rule == "answer_before_working"
+
+
+@pytest.mark.parametrize(
+    "response, options, letter",
+    [
+        # the explanation favours the letter's own option
+        ("(B) inflated pods\n\nThe allele D gives inflated pods, and this plant has the allele D from one parent.",
+         ["constricted pods", "inflated pods"], "B"),
+        # other options discussed, each by its letter: what is said of them counts for none
+        ("(A)\n\nAs for (B) a red kite, the picture shows otherwise. Lake Geneva (C) is less likely here, and so is (D).",
+         ["the bridge", "a red kite", "Lake Geneva", "3.5 cm"], "A"),
+        # an option with no telling words of its own ("Option A in the image") cannot be favoured by words
+        ("Answer: (A). Option A will develop droplets on the inner wall of the container at room temperature.",
+         ["Option A in the image", "Option B in the image", "None: every liquid is below the room temperature of 25 °C, "
+          "so no container shows droplets on its inner wall."], "A"),
+        # fewer than ten words after the letter
+        ("(B) inflated pods. The other one is wrong.", ["constricted pods", "inflated pods"], "B"),
+    ],
+)
+def test_a_letter_whose_explanation_does_not_favour_another_option_is_kept(response, options, letter):
+    assert extract_choice(response, options).prediction == letter
 
 
 def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
