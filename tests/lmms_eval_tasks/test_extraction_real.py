@@ -102,15 +102,15 @@ def test_a_malformed_label_line_is_named(tmp_path):
         real.load_labels(path)
 
 
-# The round-7 held-out sample was opened once, after the rules were frozen (commit 6ebef07), and scored; these are its
-# figures (docs/extraction_precision.md): precision 1,019/1,021 = 99.80% (target 99.9%: missed), non-answers that
-# abstain 137/139 = 98.56% (target 97%: met), coverage 97.87% direct and 95.04% two-turn. A change to the rules changes
+# The round-8 held-out sample was opened once, after the rules were frozen (commit fe867c0), and scored; these are its
+# figures (docs/extraction_precision.md): precision 1,008/1,010 = 99.80% (target 99.9%: missed), non-answers that
+# abstain 143/145 = 98.62% (target 97%: met), coverage 96.80% direct and 94.85% two-turn. A change to the rules changes
 # them: the sample is then no longer held out (it joins real.FITTED) and a fresh one is needed
 # (scripts/draw_extraction_sample.py).
-HELD_OUT_ROUND7 = {"items": 1200, "given": 1021, "right": 1019, "committed": 1061, "non_answers": 139, "withheld": 18}
+HELD_OUT_ROUND8 = {"items": 1200, "given": 1010, "right": 1008, "committed": 1055, "non_answers": 145, "withheld": 23}
 
 
 @needs_data
-def test_the_round7_held_out_figures_are_those_recorded():
-    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout_round7")))
-    assert {key: totals[key] for key in HELD_OUT_ROUND7} == HELD_OUT_ROUND7
+def test_the_round8_held_out_figures_are_those_recorded():
+    totals = real.measures(real.read_sample(real.load_sample("m3cot_heldout_round8")))
+    assert {key: totals[key] for key in HELD_OUT_ROUND8} == HELD_OUT_ROUND8
