@@ -48,8 +48,9 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
    withholds it (`inconclusive`, for the judge, who sees the image). A letter stated before an explanation that favours
    another option -- says more of the words that tell another option's text apart than of its own, or, before a working
-   of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) -- is withheld the same
-   way (`answer_before_working`): a working may conclude elsewhere. The option list written out again and again
+   of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) -- or before a later line
+   that says no option fits ("But this option still does not match. None of the choices provided are accurate.") is
+   withheld the same way (`answer_before_working`): a working may conclude elsewhere. The option list written out again and again
    ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
    letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
@@ -70,8 +71,9 @@ capital. A capital "A" or "I" before a lower-case word is the article or the pro
 verb of a third-person subject ("A is closer", "I matches"); "I" is a numeral where the response or the
 options write Roman numerals; a capital before "=" or "+" is a variable. A letter that is the subject of a
 sentence about it ("A is farther away", "Option A says ...") is chosen only when the sentence rates it
-("A is correct", "B seems the better fit") or is its own option's text ("A is closer"). A letter right
-after a noun ("point A", "Points A and B", "the third image (C)") labels something in the picture, and a
+("A is correct", "B seems the better fit") or is its own option's text ("A is closer"); right after "Answer:" or
+"the answer is", such a letter ("Answer: Option A is more informal.") is withheld (`letter_as_subject`, `inconclusive`):
+readers differ on it, and the judge reads it with the question. A letter right after a noun ("point A", "Points A and B", "the third image (C)") labels something in the picture, and a
 bracketed list "(A, B, or C)" names the options without choosing: neither is a mention.
 
 Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
@@ -381,6 +383,10 @@ NONE_FIT = re.compile(
     r"(?:describe|match|fit|apply|correspond|provide|include|contain|list|offer|show)"
     r"|\b(?:does|do|did)\s*(?:not|n't)\s+(?:match|correspond\s+to|fit)\s+any\b|\bnot\s+(?:among|listed\s+in|one\s+of)\s+the\s+(?:options|choices)\b"
 )
+NO_OPTION_FITS = re.compile(  # said of the options, not of the things in the picture ("none of the containers")
+    r"(?i)\bnone\s+of\s+the\s+(?:\w+\s+){0,2}(?:options|choices|answers)\b|\bno\s+(?:correct|matching|valid|suitable|right)\s+"
+    r"(?:option|answer|choice)s?\b|\b(?:options|choices)\b[^.\n]{0,40}\b(?:do|does)\s*(?:not|n't)\s+(?:match|fit|correspond)"
+)
 HEDGE = re.compile(
     r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\bdepending\s+on\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
     r"|\bboth\s+(?:\w+\s+){0,4}?(?:are|seem|appear|look|could|might|may)\s+(?:\w+\s+)?(?:correct|plausible|possible|valid|"
@@ -454,6 +460,7 @@ class Reading:
     letters: tuple[str, ...] = ()
     reason: str | None = None  # a null answer's: refusal or none_fit
     by_text: bool = False  # the letter comes from the option's text
+    described: bool = False  # the letter is the subject of a claim about it: "Answer: Option A is formal."
 
     def same_as(self, other: Reading) -> bool:
         return (self.kind, self.letters, self.reason) == (other.kind, other.letters, other.reason)
@@ -473,6 +480,7 @@ class Token:
     start: int
     end: int
     form: str  # named ("option B"), bracket ("(B)", "[B]"), quoted ("'B'"), closed ("B)"), bare ("B")
+    described: bool = False  # stated, and the subject of a claim about it that does not rate it: "Answer: C is the first"
 
     @property
     def strong(self) -> bool:
@@ -611,20 +619,22 @@ class _Reader:
         return word not in verbs
 
     def _token(self, m: re.Match, stated: bool = False) -> Token | None:
-        """The letter of a LETTER match, or None where it is a word or (unless `stated`, right after "the answer
-        is", "I'd say" ...) the subject of a sentence about it."""
+        """The letter of a LETTER match, or None where it is a word or the subject of a sentence about it; right after
+        "the answer is", "Answer:", "I'd say" ... (`stated`) such a letter is kept, marked `described`: readers differ
+        on "Answer: Option A is formal." (A, or a description?), and the judge reads it with the question."""
         form = next(name for name, value in m.groupdict().items() if value)
         letter = m.group(form).upper()
         end = m.end()
         if form == "bare" and (self.is_word(letter, end) or EQUATION.match(self.text, end)):
             return None
-        if not stated and form in ("bare", "named") and SUBJECT_VERB.match(self.text, end) and not EVALUATIVE.match(self.text, end) \
-                and self.option_at(m.start(), len(self.text), only=letter) is None:
+        described = form in ("bare", "named") and bool(SUBJECT_VERB.match(self.text, end)) and not EVALUATIVE.match(self.text, end) \
+            and not PREDICATE.match(self.text, end) and self.option_at(m.start(), len(self.text), only=letter) is None
+        if described and not stated:
             return None  # "Option A is the common reading", "A is farther away": about the option, not choosing it
         form = TOKEN_FORMS[form]
         if form == "bare" and self.text.startswith(")", end):  # "B)"
             end, form = end + 1, "closed"
-        return Token(letter, m.start(), end, form)
+        return Token(letter, m.start(), end, form, described)
 
     def token_at(self, pos: int, end: int, stated: bool = False) -> Token | None:
         """The letter that the text at pos (after spaces) begins with."""
@@ -815,7 +825,10 @@ class _Reader:
                 if set(letters) == self.valid and (len(letters) > 2 or all(with_text)):
                     return Reading("listed", letters), after
                 return Reading("several", letters), after
-            return self._one_letter(tokens[0], with_text[0], after, end), after
+            reading = self._one_letter(tokens[0], with_text[0], after, end)
+            if tokens[0].described and reading.kind == "one":
+                reading = Reading("one", reading.letters, by_text=reading.by_text, described=True)
+            return reading, after
         if option is not None:
             letter, after = option
             if NEGATIVE_AFTER.match(self.text, after, end):
@@ -1261,6 +1274,9 @@ class _Reader:
         """Whether the text from a letter stated at `start` on favours another option ("Answer: (A). The magnetic forces
         are the same ..." where only (C) says "same"; "(D)\n\n... none of the objects will sink" of 0-3): see
         EXPLAINED_WORDS. An option whose text has no telling words ("Option B in the image") cannot be favoured by words."""
+        line_end = self.line_end(start)
+        if NO_OPTION_FITS.search(self.masked(line_end, len(self.text))) and not NONE_LIKE.search(self.options.get(letter, "")):
+            return True  # "... would be:\n(C) $ 11340.11\nBut ... none of the choices provided are accurate."
         if not self.discriminating.get(letter, set()) - META_WORDS:
             return False
         after = len(self.text[start:].split())
@@ -1400,6 +1416,8 @@ def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
             return abstain(final.rule, "self_contradiction")
         break
     reading = final.reading
+    if reading.kind == "one" and reading.described:  # "Answer: C is the first n terms ...": for the judge
+        return Extraction(None, "none", "letter_as_subject", "inconclusive", candidate=reading.letters[0])
     if reading.kind == "one":  # a letter that a committing rule also reads is committed by it: "(c) True" (leading)
         agreeing = [c for c in commitments if c.reading.same_as(reading) and c.rule in COMMITTING_CHOICE_RULES]
         rule = final.rule if final.rule in COMMITTING_CHOICE_RULES or not agreeing else agreeing[-1].rule

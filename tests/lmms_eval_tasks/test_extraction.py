@@ -591,6 +591,9 @@ SINKING = ("(D)\n\nObjects sink if their density is greater than that of water, 
         ("(B)\n\nThe first image shows a cat on a mat, and the second one shows a dog on a rug; they differ in the animal "
          "and the floor, and both are photographs taken indoors in daylight by the same camera, so nothing else tells "
          "them apart.", ["a cat", "a dog"], "B"),
+        # a later sentence says no option fits
+        ("The closest option would be:\n(C) $ 113, $ 368\nBut this option still does not match. None of the choices "
+         "provided are accurate.", ["$ 368, $ 113", "$ 113, $ 121", "$ 113, $ 368", "$ 121, $ 113"], "C"),
     ],
 )
 def test_a_letter_whose_explanation_favours_another_option_goes_to_the_judge(response, options, letter):
@@ -618,6 +621,25 @@ def test_a_letter_whose_explanation_favours_another_option_goes_to_the_judge(res
 )
 def test_a_letter_whose_explanation_does_not_favour_another_option_is_kept(response, options, letter):
     assert extract_choice(response, options).prediction == letter
+
+
+@pytest.mark.parametrize("response, letter", [
+    ("Answer: C is the first n terms in the infinite geometric sequence", "C"),
+    ("Answer: Option A is more informal.", "A"),
+    ("Answer: Option A is formal because Ms. Dodson wants to bring it up at the next council meeting.", "A"),
+])
+def test_a_stated_letter_that_is_the_subject_of_a_claim_goes_to_the_judge(response, letter):
+    # readers differ on these (the letter, or a description?): the judge reads them with the question
+    extraction = extract_choice(response, ["Option A in the image", "Option B in the image", "True"])
+    assert (extraction.prediction, extraction.reason, extraction.candidate, extraction.rule) == \
+        (None, "inconclusive", letter, "letter_as_subject")
+
+
+@pytest.mark.parametrize("response, letter", [
+    ("Answer: Option A is correct.", "A"), ("The answer is C is the best fit.", "C"), ("Answer: (A) is more formal.", "A"),
+])
+def test_a_stated_letter_rated_or_bracketed_is_kept(response, letter):
+    assert extract_choice(response, ["Option A in the image", "Option B in the image", "True"]).prediction == letter
 
 
 def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
