@@ -48,9 +48,11 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
    withholds it (`inconclusive`, for the judge, who sees the image). A letter stated before an explanation that favours
    another option -- says more of the words that tell another option's text apart than of its own, or, before a working
-   of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) -- or before a later line
-   that says no option fits ("But this option still does not match. None of the choices provided are accurate.") is
-   withheld the same way (`answer_before_working`): a working may conclude elsewhere. The option list written out again and again
+   of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) --, before a later line
+   that says no option fits ("But this option still does not match. None of the choices provided are accurate."), with
+   another option's values nearly ("(A) -0.1, -1.35" where (B) is -0.10, -1.32), or before a last sentence that names
+   another option's image label ("... container C will exhibit droplets first.") is withheld the same way
+   (`explained_otherwise`): what follows a letter may point elsewhere. The option list written out again and again
    ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
    letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
@@ -109,18 +111,18 @@ RULE_TIERS = {
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the fitted samples
 # (extraction_bench.real.FITTED, docs/extraction_precision.md): a reading rule commits when at least 99.9% of the
 # letters it finds there are right, shown on 20 letters or more; a strict rule reads a stated letter and commits unless
-# its errors there show it below 99.9% (one-sided binomial test at 5%: first_line's one error in 417 and answer_line's
-# one in 178 do not; boxed has no letters there). Withheld: conclusion_text (135/144), mention (34/37), predicate
-# (9/10), choice_statement (9/9, too few), so_statement (1/1), capital and verdict (none left once the rules above have
-# read): abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
+# its errors there show it below 99.9% (one-sided binomial test at 5%: answer_line's one error in 228 does not; boxed
+# has one letter there). Withheld (dev and rounds 1-9): conclusion_text (163/173), mention (43/48), predicate (13/14),
+# choice_statement (11/11, too few), so_statement (2/2), capital and verdict (none left once the rules above have read):
+# abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
                                      "boxed", "answer_statement", "mention_with_text"})
-# A letter stated before more text (an explanation, a working) is committed only where that text does not favour another
-# option (_Reader.explained_otherwise): with EXPLAINED_WORDS words or more from the letter on, the response must not say
-# more of another option's telling words than of its own; with WORKING_WORDS or more, it must say more of its own than of
-# any other's. Else rule `answer_before_working`, `inconclusive`. On held-out rounds 1-7, each read with its own round's
-# rules, 12 of the 38 letters this withholds were wrong: 12 of all the 30 wrong letters there, for 26 of the 6,837 right
-# ones (0.4%).
+# A letter stated before more text (an explanation, a working) is committed only where that text does not point to
+# another option (_Reader.explained_otherwise): with EXPLAINED_WORDS words or more from the letter on, the response must
+# not say more of another option's telling words than of its own; with WORKING_WORDS or more, it must say more of its
+# own than of any other's. Else rule `explained_otherwise`, `inconclusive`. On held-out rounds 1-9, each read with its
+# own round's rules, 16 of the 43 letters this withholds were wrong (of all the 34 wrong there), for 27 of the 8,851
+# right ones (0.3%).
 EXPLAINED_WORDS = 10
 WORKING_WORDS = 40
 
@@ -1271,9 +1273,16 @@ class _Reader:
         return (ends[-2] if len(ends) >= 2 else paragraph), len(self.text)
 
     def explained_otherwise(self, letter: str, start: int) -> bool:
-        """Whether the text from a letter stated at `start` on favours another option ("Answer: (A). The magnetic forces
-        are the same ..." where only (C) says "same"; "(D)\n\n... none of the objects will sink" of 0-3): see
-        EXPLAINED_WORDS. An option whose text has no telling words ("Option B in the image") cannot be favoured by words."""
+        """Whether what the response says from a letter stated at `start` on points away from it, so that the judge
+        should read it: the letter's line gives another option's values nearly (`nearer_values`); the last sentence
+        names another option's image label (`final_label_option`); a later line says no option fits; or the words
+        favour another option ("Answer: (A). The magnetic forces are the same ..." where only (C) says "same";
+        "(D)\n\n... none of the objects will sink" of 0-3: see EXPLAINED_WORDS). An option whose text has no telling
+        words ("Option B in the image") cannot be favoured by words."""
+        if self.nearer_values(letter, start) is not None:
+            return True  # "(A) -0.1 x 10^12 $, -1.35 x 10^12 $" where (A) is -0.10, -0.51 and (B) -0.10, -1.32
+        if self.final_label_option(start) not in (None, letter):
+            return True  # "(A) Option A in the image\n\n... Therefore, ... container C will exhibit droplets first."
         line_end = self.line_end(start)
         if NO_OPTION_FITS.search(self.masked(line_end, len(self.text))) and not NONE_LIKE.search(self.options.get(letter, "")):
             return True  # "... would be:\n(C) $ 11340.11\nBut ... none of the choices provided are accurate."
@@ -1323,6 +1332,39 @@ class _Reader:
         if len(named) != 1 or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences)):
             return None
         return named.pop()
+
+    def nearer_values(self, letter: str, start: int) -> str | None:
+        """The one other option whose values the letter's line (from the letter stated at or after start) gives
+        nearly, each within 10%, where it does not give the letter's own so, and every option and that line give as many
+        values: "(A) -0.1, -1.35, 0.946" where (A) is -0.10, -0.51, 0.91 and (B) -0.10, -1.32, 0.91."""
+        token = next((t for t in self.tokens(start, len(self.text)) if t.letter == letter), None)
+        if token is None:
+            return None
+        stated = [parse_number(n) for n in NUMBER.findall(self.text, token.end, self.line_end(token.end))]
+        values = {option: [parse_number(n) for n in NUMBER.findall(text)] for option, text in self.options.items()}
+        if len(stated) < 2 or None in stated or any(len(v) != len(stated) or None in v for v in values.values()):
+            return None
+
+        def near(option: str) -> bool:
+            return all(abs(a - b) <= 0.1 * max(abs(a), abs(b)) for a, b in zip(stated, values[option]))
+
+        others = [option for option in values if option != letter and near(option)]
+        return others[0] if len(others) == 1 and not near(letter) else None
+
+    def final_label_option(self, start: int) -> str | None:
+        """Where the options name the image's letters and a letter was stated before the last sentence, the option whose
+        image letter is the one label that sentence names ("Therefore, container C will exhibit droplets first."), or
+        that letter itself where no option names it (perhaps a thing of the question: "species A")."""
+        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
+        last = ends[-1] if ends else 0
+        if not any(self.option_labels.values()) or start >= last or NEGATION_WORD.search(self.text, last):
+            return None
+        labels = {letter for m in LABELLED.finditer(self.text, last) for letter in _named_letters(m.group())}
+        if len(labels) != 1:
+            return None
+        label = labels.pop()
+        holders = {o for o, named in self.option_labels.items() if label in named}
+        return min(holders) if holders else label
 
     def masked(self, start: int, end: int) -> str:
         """The span with option texts blanked, so that an option such as "None of the above" is no marker."""
@@ -1497,7 +1539,7 @@ def extract_choice(response: str, options: list[str], letters: list[str] | None 
         return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
     final_start = max(commitments, key=lambda c: (c.start, c.priority)).start
     if settled.found and reader.explained_otherwise(settled.prediction, final_start):  # the judge reads it
-        return Extraction(None, "none", "answer_before_working", "inconclusive", candidate=settled.prediction)
+        return Extraction(None, "none", "explained_otherwise", "inconclusive", candidate=settled.prediction)
     if settled.found and reader.lettering_ambiguous(settled.prediction):  # the judge sees which lettering is meant
         return Extraction(None, "none", "image_lettering", "inconclusive", candidate=settled.prediction)
     return _committed(settled, cut)

@@ -575,6 +575,8 @@ def test_a_last_letter_under_a_line_that_opens_a_list_is_no_choice(response, let
     assert extract_choice(response, OPTIONS).prediction == letter
 
 
+TRADE_BALANCES = ["-0.10 x 10^12 $, -0.51 x 10^12 $, 0.91 x 10^12 $", "-0.10 x 10^12 $, -1.32 x 10^12 $, 0.91 x 10^12 $",
+                  "0.91 x 10^12 $, -1.32 x 10^12 $, -0.10 x 10^12 $", "0.91 x 10^12 $, -0.51 x 10^12 $, -0.10 x 10^12 $"]
 SINKING = ("(D)\n\nObjects sink if their density is greater than that of water, 1000 kg/m^3.\n\nObject A: 370 kg/m^3 < 1000 "
            "kg/m^3.\nObject B: 117 kg/m^3 < 1000 kg/m^3.\nObject C: 388 kg/m^3 < 1000 kg/m^3.\nObject D: 117 kg/m^3 < 1000 "
            "kg/m^3.\n\nTherefore, none of the objects will sink.")
@@ -594,12 +596,18 @@ SINKING = ("(D)\n\nObjects sink if their density is greater than that of water, 
         # a later sentence says no option fits
         ("The closest option would be:\n(C) $ 113, $ 368\nBut this option still does not match. None of the choices "
          "provided are accurate.", ["$ 368, $ 113", "$ 113, $ 121", "$ 113, $ 368", "$ 121, $ 113"], "C"),
+        # the letter with another option's values, nearly
+        ("(A) -0.1 x 10^12 $, -1.35 x 10^12 $, 0.946 x 10^12 $", TRADE_BALANCES, "A"),
+        # a working that ends on another image label than the letter's
+        ("(A) Option A in the image\n\nContainer A is at 78 °C, container B at 56 °C and container C at 31 °C.\nTherefore, "
+         "container C will show droplets on its inner wall first.", ["Option A in the image", "No container shows droplets.",
+                                                                     "Option B in the image"], "A"),
     ],
 )
 def test_a_letter_whose_explanation_favours_another_option_goes_to_the_judge(response, options, letter):
     extraction = extract_choice(response, options)
     assert (extraction.prediction, extraction.reason, extraction.candidate) == (None, "inconclusive", letter)
-    assert extraction.rule == "answer_before_working"
+    assert extraction.rule == "explained_otherwise"
 
 
 @pytest.mark.parametrize(
@@ -617,6 +625,11 @@ def test_a_letter_whose_explanation_favours_another_option_goes_to_the_judge(res
           "so no container shows droplets on its inner wall."], "A"),
         # fewer than ten words after the letter
         ("(B) inflated pods. The other one is wrong.", ["constricted pods", "inflated pods"], "B"),
+        # values near no option's: the letter, miscalculated
+        ("(A) -0.10 x 10^12 $, -5.136 x 10^12 $, 0.91 x 10^12 $", TRADE_BALANCES, "A"),
+        # the working ends on the letter's own image label
+        ("(C) Option B in the image\n\nContainer A is at 78 °C and container B at 31 °C.\nTherefore, container B shows "
+         "droplets first.", ["Option A in the image", "No container shows droplets.", "Option B in the image"], "C"),
     ],
 )
 def test_a_letter_whose_explanation_does_not_favour_another_option_is_kept(response, options, letter):
