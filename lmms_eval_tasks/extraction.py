@@ -57,7 +57,9 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
    answer. A letter followed by other letters written as items ("(A), she studies. (B), she sleeps.") or a
-   bracket of letters ("(A, B) 7") names several.
+   bracket of letters ("(A, B) 7") names several. The letter of the option that says no option fits, followed by an
+   answer of the model's own ("(C) jump" where (C) is "None of the options are correct."), is withheld
+   (`none_with_answer`, `inconclusive`): readers label it both ways.
 2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
    (all of a short response, the last two sentences of a long one, the last sentence of one that opens
    as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
@@ -462,7 +464,7 @@ class Reading:
     letters: tuple[str, ...] = ()
     reason: str | None = None  # a null answer's: refusal or none_fit
     by_text: bool = False  # the letter comes from the option's text
-    described: bool = False  # the letter is the subject of a claim about it: "Answer: Option A is formal."
+    withheld_as: str | None = None  # the rule under which the letter goes to the judge, where readers differ on it
 
     def same_as(self, other: Reading) -> bool:
         return (self.kind, self.letters, self.reason) == (other.kind, other.letters, other.reason)
@@ -828,8 +830,8 @@ class _Reader:
                     return Reading("listed", letters), after
                 return Reading("several", letters), after
             reading = self._one_letter(tokens[0], with_text[0], after, end)
-            if tokens[0].described and reading.kind == "one":
-                reading = Reading("one", reading.letters, by_text=reading.by_text, described=True)
+            if tokens[0].described and reading.kind == "one":  # "Answer: Option A is formal."
+                reading = Reading("one", reading.letters, by_text=reading.by_text, withheld_as="letter_as_subject")
             return reading, after
         if option is not None:
             letter, after = option
@@ -882,6 +884,8 @@ class _Reader:
             return Reading("conflict", (token.letter, conflict))
         if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
             return Reading("conflict", (token.letter, conflict))
+        if not with_text and self.none_with_content(token, end):  # "(C) jump" where (C) is "None of the options are correct."
+            return Reading("one", (token.letter,), withheld_as="none_with_answer")
         line_end = self.line_end(after)
         if NONE_FIT.search(self.masked(after, line_end)) and not NONE_LIKE.search(self.options.get(token.letter, "")):
             # "(A) 1. The given choices do not provide this option." (not "(C) as none are correct", C saying so)
@@ -897,6 +901,21 @@ class _Reader:
             if others:
                 return Reading("hedge", tuple(sorted({token.letter, *others})))
         return Reading("one", (token.letter,))
+
+    def none_with_content(self, token: Token, end: int) -> bool:
+        """Whether the token's option says that no option fits and the clause after it gives an answer of its own
+        ("(C) jump", "(D) Ardea purpurea"): none of the options, or that answer? Readers label it both ways, so the judge
+        reads it. Not a reason that says none fits ("(C), as no option matches"), nor the option's own text cut short."""
+        option = self.options.get(token.letter, "")
+        if not NONE_LIKE.search(option):
+            return False
+        after, clause_end = self.after_token(token, end)
+        clause = self.text[after:clause_end]
+        if " ".join(clause.lower().split()) and " ".join(option.lower().split()).startswith(" ".join(clause.lower().split())):
+            return False  # "Answer: (A). All of" where (A) is "All of the answer choices are wrong."
+        said = _content_words(clause) - META_WORDS
+        return bool(said) and not (NONE_LIKE.search(clause) or NEGATION_WORD.search(clause) or NONE_FIT.search(clause)
+                                   or NULL_ANSWER.match(clause.lstrip(" \t.:-")))
 
     def image_letter(self, token: Token) -> Reading | None:
         """Where the options name the image's letters ("option B in the image"), "option (D) in the image" names the
@@ -1458,8 +1477,8 @@ def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
             return abstain(final.rule, "self_contradiction")
         break
     reading = final.reading
-    if reading.kind == "one" and reading.described:  # "Answer: C is the first n terms ...": for the judge
-        return Extraction(None, "none", "letter_as_subject", "inconclusive", candidate=reading.letters[0])
+    if reading.kind == "one" and reading.withheld_as:  # "Answer: C is the first n terms ...": for the judge
+        return Extraction(None, "none", reading.withheld_as, "inconclusive", candidate=reading.letters[0])
     if reading.kind == "one":  # a letter that a committing rule also reads is committed by it: "(c) True" (leading)
         agreeing = [c for c in commitments if c.reading.same_as(reading) and c.rule in COMMITTING_CHOICE_RULES]
         rule = final.rule if final.rule in COMMITTING_CHOICE_RULES or not agreeing else agreeing[-1].rule

@@ -655,6 +655,24 @@ def test_a_stated_letter_rated_or_bracketed_is_kept(response, letter):
     assert extract_choice(response, ["Option A in the image", "Option B in the image", "True"]).prediction == letter
 
 
+NONE_LAST = ["Option A in the image", "Option B in the image", "None of the options are correct."]
+
+
+@pytest.mark.parametrize("response, letter", [("(C) jump", "C"), ("(C) in the mountains of New Guinea", "C"),
+                                              ("The correct answer is (C) Acetylene.", "C")])
+def test_the_none_option_with_an_answer_of_its_own_goes_to_the_judge(response, letter):
+    # none of the options, or that answer? readers label it both ways
+    extraction = extract_choice(response, NONE_LAST)
+    assert (extraction.prediction, extraction.reason, extraction.candidate, extraction.rule) == \
+        (None, "inconclusive", letter, "none_with_answer")
+
+
+@pytest.mark.parametrize("response", ["(C)", "(C) None of the options are correct.", "(C), as no option matches the image.",
+                                      "Answer: (C). None of", "(C) none"])
+def test_the_none_option_alone_or_with_its_reason_is_kept(response):
+    assert extract_choice(response, NONE_LAST).prediction == "C"
+
+
 def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
     extraction = extract_choice("The image depicts a green circle.", OPTIONS)
     assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
