@@ -32,8 +32,10 @@ Samples (docs/extraction_precision.md):
   m3cot_heldout_round10 1,200 items, 50 per file (seed 20261210, none in the samples above); scored once in round 10,
                         then looked at: fitted in round 11
   m3cot_heldout_round11 1,200 items, 50 per file (seed 20261211, none in the samples above); scored once in round 11
+  m3cot_heldout_round12 1,200 items, 50 per file (seed 20261212, none in the samples above); scored once with the
+                        same rules as round 11: a second held-out sample for them
   m3cot_agreement       500 dev items labelled a second time by another reader (how far two careful readers agree)
-  m3cot_agreement_round2 .. _round11  200 items of that round's held-out labelled a second time
+  m3cot_agreement_round2 .. _round12  200 items of that round's held-out labelled a second time
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ from lmms_eval_tasks.record import ABSTAIN_REASONS
 REPO = Path(__file__).resolve().parents[1]
 LABELS_FOLDER = REPO / "tests" / "lmms_eval_tasks" / "extraction_real"
 DATA_FOLDER = REPO.parent / "shared" / "data" / "m3cot"
-SAMPLES = ("m3cot_dev", *(f"m3cot_heldout_round{k}" for k in range(1, 12)))
-FITTED = SAMPLES[:-1]  # the rules were measured, fixed and gated on these; the last is the current rules' held-out
+SAMPLES = ("m3cot_dev", *(f"m3cot_heldout_round{k}" for k in range(1, 13)))
+HELD_OUT = ("m3cot_heldout_round11", "m3cot_heldout_round12")  # the current rules' held-out samples, each scored once
+FITTED = tuple(name for name in SAMPLES if name not in HELD_OUT)  # the rules were measured, fixed and gated on these
 FIELDS = ("file", "id", "expected", "reason", "note")
 LABEL_REASONS = tuple(r for r in ABSTAIN_REASONS if r != "inconclusive")  # what a text is, not which rule read it
 
