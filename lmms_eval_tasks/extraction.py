@@ -76,9 +76,10 @@ verb of a third-person subject ("A is closer", "I matches"); "I" is a numeral wh
 options write Roman numerals; a capital before "=" or "+" is a variable. A letter that is the subject of a
 sentence about it ("A is farther away", "Option A says ...") is chosen only when the sentence rates it
 ("A is correct", "B seems the better fit") or is its own option's text ("A is closer"); right after "Answer:" or
-"the answer is", such a letter ("Answer: Option A is more informal.") is withheld (`letter_as_subject`, `inconclusive`):
-readers differ on it, and the judge reads it with the question. A letter right after a noun ("point A", "Points A and B", "the third image (C)") labels something in the picture, and a
-bracketed list "(A, B, or C)" names the options without choosing: neither is a mention.
+"the answer is", such a letter ("Answer: Option A is more informal.") is withheld (`letter_as_subject`,
+`inconclusive`): readers differ on it, and the judge reads it with the question. A letter right after a noun ("point
+A", "Points A and B", "the third image (C)") labels something in the picture, and a bracketed list "(A, B, or C)"
+names the options without choosing: neither is a mention.
 
 Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
 answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
@@ -113,10 +114,10 @@ RULE_TIERS = {
 # The multiple-choice rules whose letters are committed, decided on the labelled real responses of the fitted samples
 # (extraction_bench.real.FITTED, docs/extraction_precision.md): a reading rule commits when at least 99.9% of the
 # letters it finds there are right, shown on 20 letters or more; a strict rule reads a stated letter and commits unless
-# its errors there show it below 99.9% (one-sided binomial test at 5%: answer_line's one error in 228 does not; boxed
-# has one letter there). Withheld (dev and rounds 1-9): conclusion_text (163/173), mention (43/48), predicate (13/14),
-# choice_statement (11/11, too few), so_statement (2/2), capital and verdict (none left once the rules above have read):
-# abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
+# its errors there show it below 99.9% (one-sided binomial test at 5%: answer_line's one error in 247 does not; boxed
+# has one letter there). Withheld (dev and rounds 1-10): conclusion_text (179/190), mention (48/53), predicate (13/14),
+# choice_statement (12/12, too few), so_statement (2/2), capital (0/1) and verdict (none left once the rules above have
+# read): abstain reason `inconclusive`, the letter kept as `candidate`, for the adjudication judge.
 COMMITTING_CHOICE_RULES = frozenset({"whole", "first_line", "answer_line", "letter_line", "leading", "option_text",
                                      "boxed", "answer_statement", "mention_with_text"})
 # A letter stated before more text (an explanation, a working) is committed only where that text does not point to
