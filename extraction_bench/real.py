@@ -13,24 +13,8 @@ at run time; a test that needs them skips, saying so, when the folder is absent.
 Samples (docs/extraction_precision.md):
   m3cot_dev             3,000 items, 125 per file (seed 20261201); the rules were measured, fixed and gated on it
   m3cot_heldout_round1  1,008 items, 42 per file; scored once in round 1, then looked at: fitted in round 2
-  m3cot_heldout_round2  1,200 items, 50 per file (seed 20261202, none in the samples above); scored once in round 2,
-                        then looked at: fitted in round 3
-  m3cot_heldout_round3  1,200 items, 50 per file (seed 20261203, none in the samples above); scored once in round 3,
-                        then looked at: fitted in round 4
-  m3cot_heldout_round4  1,200 items, 50 per file (seed 20261204, none in the samples above); scored once in round 4,
-                        then looked at: fitted in round 5
-  m3cot_heldout_round5  1,200 items, 50 per file (seed 20261205, none in the samples above); scored once in round 5,
-                        then looked at: fitted in round 6
-  m3cot_heldout_round6  1,200 items, 50 per file (seed 20261206, none in the samples above); scored once in round 6,
-                        then looked at: fitted in round 7
-  m3cot_heldout_round7  1,200 items, 50 per file (seed 20261207, none in the samples above); scored once in round 7,
-                        then looked at: fitted in round 8
-  m3cot_heldout_round8  1,200 items, 50 per file (seed 20261208, none in the samples above); scored once in round 8,
-                        then looked at: fitted in round 9
-  m3cot_heldout_round9  1,200 items, 50 per file (seed 20261209, none in the samples above); scored once in round 9,
-                        then looked at: fitted in round 10
-  m3cot_heldout_round10 1,200 items, 50 per file (seed 20261210, none in the samples above); scored once in round 10,
-                        then looked at: fitted in round 11
+  m3cot_heldout_round<k>, k = 2..10  1,200 items, 50 per file (seed 20261200 + k, none in the samples above);
+                        scored once in round k, then looked at: fitted in round k + 1
   m3cot_heldout_round11 1,200 items, 50 per file (seed 20261211, none in the samples above); scored once in round 11
   m3cot_heldout_round12 1,200 items, 50 per file (seed 20261212, none in the samples above); scored once with the
                         same rules as round 11: a second held-out sample for them

@@ -912,7 +912,8 @@ class _Reader:
             return False
         after, clause_end = self.after_token(token, end)
         clause = self.text[after:clause_end]
-        if " ".join(clause.lower().split()) and " ".join(option.lower().split()).startswith(" ".join(clause.lower().split())):
+        written = " ".join(clause.lower().split())
+        if written and " ".join(option.lower().split()).startswith(written):
             return False  # "Answer: (A). All of" where (A) is "All of the answer choices are wrong."
         said = _content_words(clause) - META_WORDS
         return bool(said) and not (NONE_LIKE.search(clause) or NEGATION_WORD.search(clause) or NONE_FIT.search(clause)
@@ -1334,6 +1335,11 @@ class _Reader:
         own = support.pop(letter, 0)
         return own, max(support.values(), default=0)
 
+    def last_sentence_start(self) -> int:
+        """Where the text's last sentence starts (0 for a text of one sentence)."""
+        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
+        return ends[-1] if ends else 0
+
     def final_sentence_names(self) -> str | None:
         """The one option whose text the last sentence names, with no letter there ("... The phenotype of this pea
         plant is constricted pods."): where the response opened with another letter, the working concluded against it.
@@ -1341,8 +1347,7 @@ class _Reader:
         working ("The ratio of offspring that do not have it to those that have it is 1:3")."""
         if len(self.lines) < 2:
             return None
-        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
-        start = ends[-1] if ends else 0
+        start = self.last_sentence_start()
         last = self.text[start:]
         if start <= self.lines[0][1] or self.tokens(start, len(self.text)) or NAMED_LETTER.search(last) \
                 or BRACKETED_LETTER.search(last):
@@ -1375,9 +1380,10 @@ class _Reader:
         """Where the options name the image's letters and a letter was stated before the last sentence, the option whose
         image letter is the one label that sentence names ("Therefore, container C will exhibit droplets first."), or
         that letter itself where no option names it (perhaps a thing of the question: "species A")."""
-        ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
-        last = ends[-1] if ends else 0
-        if not any(self.option_labels.values()) or start >= last or NEGATION_WORD.search(self.text, last):
+        if not any(self.option_labels.values()):
+            return None
+        last = self.last_sentence_start()
+        if start >= last or NEGATION_WORD.search(self.text, last):
             return None
         labels = {letter for m in LABELLED.finditer(self.text, last) for letter in _named_letters(m.group())}
         if len(labels) != 1:
