@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from postprocess.cli.logs import add_log_arguments, inputs_named, read_judged_logs
-from postprocess.inverse_scaling.parameters import Parameters
+from postprocess.inverse_scaling.parameters import UNSETTLED_TREATMENTS, Parameters
 
 DEFAULTS = Parameters()
 PROBLEMS_FILE = "problems.csv"
@@ -32,10 +32,15 @@ def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fdr", type=float, default=DEFAULTS.fdr,
                         help=f"Benjamini-Hochberg false discovery rate ({DEFAULTS.fdr})")
     parser.add_argument("--variant", default=DEFAULTS.variant, help=f"prompt variant analysed ({DEFAULTS.variant})")
+    parser.add_argument("--unsettled", choices=UNSETTLED_TREATMENTS, default=DEFAULTS.unsettled,
+                        help="answers whose letter the rules withheld and no judge settled: exclude (the question "
+                             "leaves that pair's shared questions), wrong (scored wrong, as before), candidate (the "
+                             f"withheld letter counts) ({DEFAULTS.unsettled})")
 
 
 def analysis_parameters(args: argparse.Namespace) -> Parameters:
-    return Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant)
+    return Parameters(min_n=args.min_n, min_net=args.min_net, fdr=args.fdr, variant=args.variant,
+                      unsettled=args.unsettled)
 
 
 def add(subparsers: argparse._SubParsersAction) -> None:
@@ -93,9 +98,10 @@ def _runs_found(runs):
     return shown.drop(columns=["model_path"]).rename(columns={"tasks": "n_tasks"})
 
 
-def _quality_frames(result, registry, settings) -> dict:
+def _quality_frames(result, registry, settings, unsettled=None) -> dict:
     """Ingestion's data-quality frames, titled for the report's data-quality section; `settings`: the
-    generation settings that differ within compared pairs (None without an inverse-scaling analysis)."""
+    generation settings that differ within compared pairs, `unsettled`: the analysis' unsettled answers per model
+    and benchmark (both None without an inverse-scaling analysis)."""
     from postprocess.logs.quality import quality_summary
 
     summary = quality_summary(result, registry)
@@ -109,6 +115,8 @@ def _quality_frames(result, registry, settings) -> dict:
         "Runs found": _runs_found(result.runs),
         "Problems by kind (rows skipped, kept or reported)": summary.problems,
         "Unparsed answers per model x benchmark": summary.unparsed,
+        **({"Unsettled answers per model x benchmark (letter withheld, no judge verdict)": unsettled}
+           if unsettled is not None else {}),
         "Answers per extraction tier (model x benchmark)": summary.tiers,
         "Missing model x split runs": summary.missing_runs,
         "Partial runs": summary.partial_runs,
@@ -231,6 +239,14 @@ def _adjudication_section(benchmarks, registry, params, analysis, merged) -> lis
     return adjudication_tables(adjudication_effect(benchmarks, analysis, without), outcomes)
 
 
+def _most_unsettled(counts) -> str:
+    """The model x benchmark pairs with the most unsettled answers, for the console."""
+    top = counts[counts["unsettled"] > 0].sort_values("unsettled_percent", ascending=False, kind="stable").head(3)
+    named = "; ".join(f"{r.model} on {r.benchmark}: {r.unsettled} of {r.answers} ({r.unsettled_percent:.1f}%)"
+                      for r in top.itertuples())
+    return f"Most: {named}; the report's data-quality section lists every model and benchmark."
+
+
 def _say_kept(folder) -> None:
     if folder.kept:
         print(f"note: kept {len(folder.kept)} file(s) of yours in {folder.path} that report does not write: "
@@ -257,7 +273,7 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.render.explorer import MB, ExplorerInput
     from postprocess.render.human_tables import human_tables
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
-    from postprocess.render.report import count
+    from postprocess.render.report import count, unsettled_sentence
 
     check_output_folder(args.out)
     explorer_data = parse_overrides(args.data)  # a malformed --data fails before the logs are read
@@ -293,7 +309,7 @@ def run_report(args: argparse.Namespace) -> int:
         max_bytes=int(args.explorer_max_mb * MB) or None)
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
-        write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings),
+        write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings, analysis.unsettled),
                       extra_sections=sections, figure_subtasks=args.figure_subtask or None,
                       figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)
     _say_kept(folder)
@@ -311,6 +327,9 @@ def run_report(args: argparse.Namespace) -> int:
         f"{count(summary['cases'], 'case')} over {count(summary['eligible_comparisons'], 'eligible comparison')} "
         f"({count(len(summary['replicated_subtasks']), 'replicated subtask')}); report: {args.out / 'report.html'}"
     )
+    if summary["unsettled"]["unsettled"]:
+        print(f"note: {unsettled_sentence(summary['unsettled'])} {_most_unsettled(analysis.unsettled)}",
+              file=sys.stderr)
     if summary["eligible_comparisons"] == 0:
         largest = int(analysis.comparisons["n"].max())
         print(f"note: no comparison is eligible: the largest shares {largest} questions of a subtask, fewer than "

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls, credibility
+from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls, credibility, settlement
 from postprocess.inverse_scaling.compare import (
     OUTCOME_COLUMNS,
     Outcomes,
@@ -27,11 +27,14 @@ from postprocess.order import family_order
 
 CASE_COLUMNS = [
     "family", "benchmark", "split", "subtask", "small", "large", "n", "flip_inv", "flip_norm", "net",
-    "acc_small", "acc_large", "acc_delta", "p_value", "bh_cases", "bh_all",
+    "acc_small", "acc_large", "acc_delta", "p_value", "bh_cases", "bh_all", "unsettled_small", "unsettled_large",
+    "net_if_unsettled_excluded", "net_if_unsettled_wrong", "net_if_unsettled_candidate", "net_unsettled_min",
+    "net_unsettled_max", "unsettled_decides",
 ]  # fmt: skip
 MODEL_COLUMNS = ["model", "family", "size", "total_params", "active_params", "moe", "encoder_tier"]
-# Per-question columns the analysis reads (a cache loader may read only these).
-ANALYSIS_COLUMNS = OUTCOME_COLUMNS
+# Per-question columns the analysis reads (a cache loader may read only these): the outcomes, and what tells an
+# unsettled answer (settlement.py).
+ANALYSIS_COLUMNS = [*OUTCOME_COLUMNS, "gold", "match", "candidate", "extra"]
 # Tables 2, 4, 40, 41 and the adjacent-sizes table count cases by family under these pair restrictions.
 BY_FAMILY_RESTRICTIONS = ("all", "dense_only", "twofold_total", "twofold_active", "adjacent")
 
@@ -66,6 +69,7 @@ class Analysis:
     cot_accuracy_by_model: pd.DataFrame | None = None  # the same per model and role (smaller / larger)
     option_order: pd.DataFrame | None = None  # Table 43's numbers
     flips: pd.DataFrame | None = None  # one row per flipped question of each case (credibility.FLIP_COLUMNS)
+    unsettled: pd.DataFrame | None = None  # per model x benchmark: answers nobody settled (settlement.unsettled_counts)
 
     @property
     def families(self) -> list[str]:
@@ -109,8 +113,9 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     if table.empty:
         raise UnusableInput("the per-question table is empty: no runs were found")
     ordered = family_order_models(models)
+    table = settlement.resolve(table, params.unsettled)
     try:
-        outcomes = build_outcomes(table, list(ordered["model"]))
+        outcomes = build_outcomes(table, list(ordered["model"]), params.unsettled)
     except ValueError as error:
         raise UnusableInput(str(error)) from error
     variant = params.variant
@@ -149,12 +154,14 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         shape_counts=case_numbers.shape_counts(shapes, families),
         summary={},
     )
+    analysis.unsettled = settlement.unsettled_counts(table[table["model"].isin(present["model"])], variant)
     _add_controls(analysis, outcomes)
     # The credibility verdict reads the controls' runs, so it comes after them.
     analysis.flips = credibility.comparison_flips(table, cases, variant)
     analysis.cases = credibility.case_verdicts(
-        cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant), analysis.flips,
-        has_tiers=credibility.records_tiers(table), min_net=params.min_net, alpha=params.alpha)
+        cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant),
+        credibility.extraction_exposure(table, cases, variant), has_tiers=credibility.records_tiers(table),
+        min_net=params.min_net, alpha=params.alpha, treatment=params.unsettled)
     analysis.summary = {
         "parameters": asdict(params),
         "models": len(present),
@@ -165,8 +172,24 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         **_case_summary(analysis),
         **_control_summary(analysis),
         "credibility": credibility.verdict_summary(analysis.cases),
+        "unsettled": _unsettled_summary(analysis),
     }
     return analysis
+
+
+def _unsettled_summary(analysis: Analysis) -> dict:
+    """How many answers nobody settled, how the run counted them, and the comparisons they decide."""
+    counts = analysis.unsettled
+    counted = analysis.comparisons[analysis.comparisons["eligible"] | analysis.comparisons["unsettled_decides"]]
+    return {
+        "treatment": analysis.parameters.unsettled,
+        "answers": int(counts["answers"].sum()),
+        "unsettled": int(counts["unsettled"].sum()),
+        "with_candidate": int(counts["with_candidate"].sum()),
+        "candidate_is_gold": int(counts["candidate_is_gold"].sum()),
+        "cases_decided_by_unsettled": int((analysis.cases["unsettled_decides"]).sum()) if len(analysis.cases) else 0,
+        "comparisons_decided_by_unsettled": int(counted["unsettled_decides"].sum()),
+    }
 
 
 def _case_summary(analysis: Analysis) -> dict:

@@ -27,6 +27,7 @@ QUESTION_KEY = ["benchmark", "split", "subtask", "question_id"]
 GROUP_KEY = ["benchmark", "split", "subtask"]
 # Columns `build_outcomes` reads: a cache loader can read just these from a wide Parquet table.
 OUTCOME_COLUMNS = ["model", "variant", *QUESTION_KEY, "correct"]
+UNSETTLED_COLUMN = "unsettled"  # settlement.resolve's states; optional (a table without it has none unsettled)
 PAIR_COLUMNS = [
     "small_size",
     "large_size",
@@ -46,15 +47,24 @@ INVERSE = 7  # small right, large wrong
 NORMAL = 5  # small wrong, large right
 SMALL_RIGHT = [7, 8]
 LARGE_RIGHT = [5, 8]
+# pair_cells' finer states, which keep unsettled answers apart: 0 missing, 1 wrong, 2 right, 3 unsettled with a
+# wrong (or no) candidate, 4 unsettled with the gold as candidate; joint code 5 * state(small) + state(large).
+STATES = 5
+_AS_EXCLUDED = np.array([0, 1, 2, 0, 0])  # finer state -> compare state under each treatment
+_AS_WRONG = np.array([0, 1, 2, 1, 1])
+_AS_CANDIDATE = np.array([0, 1, 2, 1, 2])
+_TREATED = {"exclude": _AS_EXCLUDED, "wrong": _AS_WRONG, "candidate": _AS_CANDIDATE}
 
 
 @dataclass(frozen=True)
 class Outcomes:
     """Correctness of every model on every question, per prompt variant.
 
-    values[v, m, q] is 1 (right), 0 (wrong) or -1 (not answered, or no known gold) for variant
-    `variants[v]`, model `models[m]` and question q, whose subtask is `groups.iloc[question_group[q]]`.
-    Groups (benchmark, split, subtask) are numbered in display order.
+    values[v, m, q] is 1 (right), 0 (wrong) or -1 (not answered, or no known gold, or an unsettled answer
+    excluded) for variant `variants[v]`, model `models[m]` and question q, whose subtask is
+    `groups.iloc[question_group[q]]`. Groups (benchmark, split, subtask) are numbered in display order.
+    unsettled[v, m, q] is the answer's settlement state (settlement.UNSETTLED_STATES: 0 settled), or None when
+    no answer is unsettled; `treatment` is how `values` scores the unsettled ones.
     """
 
     variants: tuple[str, ...]
@@ -62,6 +72,8 @@ class Outcomes:
     groups: pd.DataFrame
     question_group: np.ndarray
     values: np.ndarray
+    unsettled: np.ndarray | None = None
+    treatment: str = "wrong"
 
     def variant_index(self, variant: str) -> int:
         if variant not in self.variants:
@@ -89,8 +101,10 @@ def _correct_values(correct: pd.Series) -> np.ndarray:
     return np.where(known, right.astype(np.int8), np.int8(MISSING))
 
 
-def build_outcomes(table: pd.DataFrame, models: list[str]) -> Outcomes:
-    """Pack the per-question table into an `Outcomes` cube; `models` fixes the model axis order.
+def build_outcomes(table: pd.DataFrame, models: list[str], treatment: str = "wrong") -> Outcomes:
+    """Pack the per-question table into an `Outcomes` cube; `models` fixes the model axis order; `treatment`
+    names how the table's `correct` scores its unsettled answers (settlement.resolve; "wrong" is the table as
+    the rules scored it).
 
     Raises ValueError on a model missing from `models`, on missing key values, and on a question
     answered twice by one model under one variant (ingestion must resolve duplicated runs).
@@ -140,12 +154,20 @@ def build_outcomes(table: pd.DataFrame, models: list[str]) -> Outcomes:
         )
     values = np.full(n_variants * n_models * n_questions, MISSING, dtype=np.int8)
     values[flat] = _correct_values(table["correct"])
+    shape = (n_variants, n_models, n_questions)
+    unsettled = None
+    if UNSETTLED_COLUMN in table.columns and (states := table[UNSETTLED_COLUMN].to_numpy(dtype=np.int8)).any():
+        unsettled = np.zeros(n_variants * n_models * n_questions, dtype=np.int8)
+        unsettled[flat] = states
+        unsettled = unsettled.reshape(shape)
     return Outcomes(
         variants=tuple(str(v) for v in variants),
         models=tuple(models),
         groups=groups,
         question_group=renumber[question_group],
-        values=values.reshape(n_variants, n_models, n_questions),
+        values=values.reshape(shape),
+        unsettled=unsettled,
+        treatment=treatment,
     )
 
 
@@ -212,13 +234,46 @@ def mcnemar_greater(wins: np.ndarray, discordant: np.ndarray) -> np.ndarray:
     return bdtrc(np.asarray(wins) - 1, np.asarray(discordant), 0.5)
 
 
+def _states(outcomes: Outcomes, variant: int, model: int) -> np.ndarray:
+    """The finer states (STATES) of one model's answers."""
+    state = outcomes.values[variant, model].astype(np.int64) + 1
+    if outcomes.unsettled is None:
+        return state
+    unsettled = outcomes.unsettled[variant, model]
+    return np.where(unsettled > 0, 2 + unsettled.astype(np.int64), state)
+
+
 def pair_cells(outcomes: Outcomes, variant: str, small: str, large: str) -> np.ndarray:
-    """Counts of the 9 joint outcomes of (small, large) per group: shape (n_groups, 9)."""
-    values = outcomes.values[outcomes.variant_index(variant)]
-    state_small = values[outcomes.model_index(small)].astype(np.int64) + 1
-    state_large = values[outcomes.model_index(large)].astype(np.int64) + 1
-    codes = outcomes.question_group * 9 + state_small * 3 + state_large
-    return np.bincount(codes, minlength=len(outcomes.groups) * 9).reshape(-1, 9)
+    """Counts of the STATES x STATES joint outcomes of (small, large) per group: shape (n_groups, 25)."""
+    v = outcomes.variant_index(variant)
+    codes = (outcomes.question_group * STATES ** 2 + _states(outcomes, v, outcomes.model_index(small)) * STATES
+             + _states(outcomes, v, outcomes.model_index(large)))
+    return np.bincount(codes, minlength=len(outcomes.groups) * STATES ** 2).reshape(-1, STATES ** 2)
+
+
+def treated_cells(cells: np.ndarray, treatment: str) -> np.ndarray:
+    """pair_cells' counts (..., 25) as `treatment` scores the unsettled answers: the 9 joint outcomes (..., 9)."""
+    as_treated = _TREATED[treatment]
+    target = (as_treated[:, None] * 3 + as_treated[None, :]).ravel()
+    out = np.zeros((*cells.shape[:-1], 9), dtype=cells.dtype)
+    for code in range(STATES ** 2):
+        out[..., target[code]] += cells[..., code]
+    return out
+
+
+def _net_range(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(least, greatest) Net over every way of settling the unsettled answers, from pair_cells' counts."""
+    low = np.zeros(cells.shape[:-1], dtype=np.int64)
+    high = np.zeros(cells.shape[:-1], dtype=np.int64)
+    for s in range(1, STATES):
+        for l in range(1, STATES):
+            small_values = [s - 1] if s in (1, 2) else [0, 1]
+            large_values = [l - 1] if l in (1, 2) else [0, 1]
+            contributions = [a - b for a in small_values for b in large_values]
+            count = cells[..., s * STATES + l]
+            low += count * min(contributions)
+            high += count * max(contributions)
+    return low, high
 
 
 def compare_pairs(
@@ -230,32 +285,50 @@ def compare_pairs(
     min_net: int,
 ) -> pd.DataFrame:
     """Flip statistics of every pair in `pairs` on every subtask where both answered a question
-    with known gold (n > 0). `eligible` is n >= min_n; `case` is eligible and net >= min_net.
+    with known gold (n > 0, or, when the unsettled answers decide the case, n = 0 with every shared
+    question excluded: its accuracies are then NaN). `eligible` is n >= min_n; `case` is eligible and
+    net >= min_net; the unsettled-answer columns are the module docstring's.
 
     Rows are ordered by family, benchmark, split, subtask, then pair order. `family_index` and
     `group` (the subtask's index in `outcomes.groups`, display order) are integer keys for fast
     grouping downstream.
     """
-    cells = np.zeros((len(pairs), len(outcomes.groups), 9), dtype=np.int64)
+    cells = np.zeros((len(pairs), len(outcomes.groups), STATES ** 2), dtype=np.int64)
     for p, (small, large) in enumerate(zip(pairs["small"], pairs["large"])):
         cells[p] = pair_cells(outcomes, variant, small, large)
     return _frame_from_counts(outcomes, pairs, cells, min_n, min_net)
 
 
+def _net(cells: np.ndarray) -> np.ndarray:
+    return cells[..., INVERSE] - cells[..., NORMAL]
+
+
 def _frame_from_counts(
-    outcomes: Outcomes, pairs: pd.DataFrame, cells: np.ndarray, min_n: int, min_net: int
+    outcomes: Outcomes, pairs: pd.DataFrame, fine: np.ndarray, min_n: int, min_net: int
 ) -> pd.DataFrame:
+    cells = treated_cells(fine, outcomes.treatment)
     n = cells[..., BOTH_KNOWN].sum(axis=-1)
-    pair_idx, group_idx = np.nonzero(n)
+    excluded, counted = treated_cells(fine, "exclude"), treated_cells(fine, "wrong")
+    n_excluded, n_counted = excluded[..., BOTH_KNOWN].sum(axis=-1), counted[..., BOTH_KNOWN].sum(axis=-1)
+    low, high = _net_range(fine)
+    low, high = low + _net(excluded), high + _net(excluded)
+    case_always = (n_counted >= min_n) & (low >= min_net) & (n_excluded >= min_n) & (_net(excluded) >= min_net)
+    case_sometimes = ((n_counted >= min_n) & (high >= min_net)) | ((n_excluded >= min_n) & (_net(excluded) >= min_net))
+    decides = case_sometimes & ~case_always
+    pair_idx, group_idx = np.nonzero((n > 0) | decides)
     family_idx = pd.factorize(pairs["family"], sort=False)[0][pair_idx]
     order = np.lexsort((pair_idx, group_idx, family_idx))
     pair_idx, group_idx = pair_idx[order], group_idx[order]
-    selected = cells[pair_idx, group_idx]
-    n = n[pair_idx, group_idx]
+    at = (pair_idx, group_idx)
+    selected = cells[at]
+    n = n[at]
     flip_inv = selected[:, INVERSE]
     flip_norm = selected[:, NORMAL]
-    acc_small = 100.0 * selected[:, SMALL_RIGHT].sum(axis=1) / np.maximum(n, 1)
-    acc_large = 100.0 * selected[:, LARGE_RIGHT].sum(axis=1) / np.maximum(n, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc_small = np.where(n > 0, 100.0 * selected[:, SMALL_RIGHT].sum(axis=1) / n, np.nan)
+        acc_large = np.where(n > 0, 100.0 * selected[:, LARGE_RIGHT].sum(axis=1) / n, np.nan)
+    # Unsettled answers of one model on questions the other model answered (settled or not).
+    shared = fine[at].reshape(-1, STATES, STATES)
     pair_rows = pairs.iloc[pair_idx].reset_index(drop=True)
     group_rows = outcomes.groups.iloc[group_idx].reset_index(drop=True)
     frame = pd.DataFrame(
@@ -277,6 +350,14 @@ def _frame_from_counts(
             "acc_delta": acc_small - acc_large,
             "p_value": mcnemar_greater(flip_inv, flip_inv + flip_norm),
             "p_larger": mcnemar_greater(flip_norm, flip_inv + flip_norm),
+            "unsettled_small": shared[:, 3:, 1:].sum(axis=(1, 2)),
+            "unsettled_large": shared[:, 1:, 3:].sum(axis=(1, 2)),
+            "net_if_unsettled_excluded": _net(excluded[at]),
+            "net_if_unsettled_wrong": _net(counted[at]),
+            "net_if_unsettled_candidate": _net(treated_cells(fine[at], "candidate")),
+            "net_unsettled_min": low[at],
+            "net_unsettled_max": high[at],
+            "unsettled_decides": decides[at],
         }
     )
     frame["eligible"] = frame["n"] >= min_n
@@ -296,6 +377,6 @@ def compare(
 ) -> pd.DataFrame:
     """Convenience: `compare_pairs` straight from the per-question table and the models frame."""
     ordered = family_order_models(models)
-    outcomes = build_outcomes(table, list(ordered["model"]))
+    outcomes = build_outcomes(table, list(ordered["model"]))  # the table's `correct` as it is
     present = ordered[ordered["model"].isin(outcomes.models_with_answers(variant))]
     return compare_pairs(outcomes, family_pairs(present), variant=variant, min_n=min_n, min_net=min_net)

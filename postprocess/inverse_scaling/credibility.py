@@ -46,6 +46,7 @@ from postprocess.inverse_scaling.compare import (
     QUESTION_KEY,
     Outcomes,
 )
+from postprocess.inverse_scaling.settlement import settled_by
 from postprocess.inverse_scaling.parameters import (
     CI_LEVEL,
     NOISE_VARIANT,
@@ -64,13 +65,14 @@ CREDIBILITY_COLUMNS = [
     "net_ci_high", "min_detectable_net",
 ]  # fmt: skip
 FLIP_INV, FLIP_NORM = "FlipInv", "FlipNorm"
-# What each side of a flip carries: its letter and how it was obtained (the record's fields, `extra`'s).
+# What each side of a flip carries: its letter and how it was obtained (the record's fields, `extra`'s), the letter
+# the rules withheld (`candidate`) and who settled the answer (settlement.SETTLED_BY).
 SIDE_FIELDS = ["prediction", "correct", "match", "rule", "extraction_tier", "abstain_reason", "judge_status",
-               "judge_verdict"]
+               "judge_verdict", "candidate", "settled_by"]
 EXTRA_FIELDS = ("abstain_reason", "judge_status", "judge_verdict")
 FLIP_COLUMNS = [*CASE_KEY, "question_id", "direction", "gold",
                 *(f"{side}_{name}" for side in ("small", "large") for name in SIDE_FIELDS)]
-_TABLE_FIELDS = ("gold", "prediction", "match", "rule", "extraction_tier", "extra")
+_TABLE_FIELDS = ("gold", "prediction", "match", "rule", "extraction_tier", "candidate", "extra")
 
 
 def _extra_fields(extra: pd.Series) -> pd.DataFrame:
@@ -85,20 +87,20 @@ def _answers(table: pd.DataFrame, variant: str, models: set[str]) -> dict[str, p
     keep = (table["variant"] == variant) & table["model"].isin(models) & table["correct"].notna()
     present = [c for c in _TABLE_FIELDS if c in table.columns]
     rows = table.loc[keep, ["model", *QUESTION_KEY, "correct", *present]]
+    settled = settled_by(table.loc[keep]).astype(object)
     rows = rows.astype({c: object for c in ["model", *QUESTION_KEY]})
     for name in _TABLE_FIELDS:
         if name not in rows.columns:
             rows[name] = None
     rows = pd.concat([rows.drop(columns="extra"), _extra_fields(rows["extra"])], axis=1)
+    rows["candidate"] = rows["candidate"].astype(object)
+    rows["settled_by"] = settled
     return {model: part.drop(columns="model") for model, part in rows.groupby("model", sort=False)}
 
 
-def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> pd.DataFrame:
-    """One row per flipped question (both answers known, one right) of each comparison (CASE_KEY rows: the cases,
-    or every eligible comparison), in the comparisons' order, FlipInv first: FLIP_COLUMNS. Fields the table
-    lacks (rule, extraction_tier, ...) are null."""
-    if comparisons.empty:
-        return pd.DataFrame(columns=FLIP_COLUMNS)
+def _shared_answers(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> list[pd.DataFrame]:
+    """Per pair of the comparisons (CASE_KEY rows), both models' answers of every question they share on those
+    subtasks: the answers' fields suffixed _small and _large, with the comparison's `_order`."""
     keys = comparisons[CASE_KEY].astype(object).assign(_order=np.arange(len(comparisons)))
     answers = _answers(table, variant, set(keys["small"]) | set(keys["large"]))
     parts = []
@@ -107,9 +109,19 @@ def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: st
             continue
         mine = answers[small].merge(part[["family", *GROUP_KEY, "_order"]], on=GROUP_KEY)
         theirs = answers[large].drop(columns="gold")
-        joined = mine.merge(theirs, on=QUESTION_KEY, suffixes=("_small", "_large"))
-        joined = joined[joined["correct_small"] != joined["correct_large"]]
-        parts.append(joined.assign(small=small, large=large))
+        parts.append(mine.merge(theirs, on=QUESTION_KEY, suffixes=("_small", "_large")).assign(small=small,
+                                                                                               large=large))
+    return parts
+
+
+def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """One row per flipped question (both answers known, one right) of each comparison (CASE_KEY rows: the cases,
+    or every eligible comparison), in the comparisons' order, FlipInv first: FLIP_COLUMNS. Fields the table
+    lacks (rule, extraction_tier, ...) are null."""
+    if comparisons.empty:
+        return pd.DataFrame(columns=FLIP_COLUMNS)
+    parts = [joined[joined["correct_small"] != joined["correct_large"]]
+             for joined in _shared_answers(table, comparisons, variant)]
     if not parts:
         return pd.DataFrame(columns=FLIP_COLUMNS)
     flips = pd.concat(parts, ignore_index=True)
@@ -126,14 +138,40 @@ def records_tiers(table: pd.DataFrame) -> bool:
     return "extraction_tier" in table.columns and bool(table["extraction_tier"].notna().any())
 
 
-def rests_on_weak_letter(flips: pd.DataFrame) -> pd.Series:
-    """Whether either model's letter of each flip is weak: extraction tier in WEAK_TIERS, or unknown while a
-    prediction exists (the extraction tier contract)."""
-    def weak(side: str) -> pd.Series:
-        tier = flips[f"{side}_extraction_tier"]
-        return tier.isin(WEAK_TIERS) | (tier.isna() & flips[f"{side}_prediction"].notna())
+def _weak(tier: pd.Series, prediction: pd.Series, settled: pd.Series) -> pd.Series:
+    """Whether answers are weak: a letter of a WEAK_TIERS rule, or of unknown tier (null while a prediction
+    exists: the extraction tier contract), an unsettled answer, or one a judge settled."""
+    return (tier.isin(WEAK_TIERS) | (tier.isna() & prediction.notna()) | settled.isin(("judge", "unsettled"))).fillna(
+        False).astype(bool)
 
-    return weak("small") | weak("large")
+
+def rests_on_weak_letter(flips: pd.DataFrame) -> pd.Series:
+    """Whether either side of each flip (FLIP_COLUMNS) is weak (_weak)."""
+    return pd.concat([_weak(flips[f"{side}_extraction_tier"], flips[f"{side}_prediction"], flips[f"{side}_settled_by"])
+                      for side in ("small", "large")], axis=1).any(axis=1)
+
+
+def extraction_exposure(table: pd.DataFrame, cases: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """Per case (CASE_KEY): weak_flip_inv, its FlipInv flips with a weak answer on either side; weak_agreeing, the
+    questions both models answered alike where a weak answer could make a FlipNorm (both right and the smaller
+    model's answer weak, or both wrong and the larger model's weak); external, whether an answer of its questions
+    is another harness's reading (tier external: no text of ours to judge)."""
+    columns = [*CASE_KEY, "weak_flip_inv", "weak_agreeing", "external"]
+    rows = []
+    for joined in (_shared_answers(table, cases, variant) if len(cases) else []):
+        small_right, large_right = joined["correct_small"].astype(bool), joined["correct_large"].astype(bool)
+        weak_small, weak_large = (_weak(joined[f"extraction_tier_{side}"], joined[f"prediction_{side}"],
+                                        joined[f"settled_by_{side}"]) for side in ("small", "large"))
+        external = (joined["extraction_tier_small"] == "external") | (joined["extraction_tier_large"] == "external")
+        frame = joined.assign(
+            weak_flip_inv=small_right & ~large_right & (weak_small | weak_large),
+            weak_agreeing=(small_right & large_right & weak_small) | (~small_right & ~large_right & weak_large),
+            external=external.fillna(False))
+        rows.append(frame.groupby(["_order", *CASE_KEY], sort=False)[["weak_flip_inv", "weak_agreeing", "external"]]
+                    .agg({"weak_flip_inv": "sum", "weak_agreeing": "sum", "external": "any"}).reset_index())
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(rows, ignore_index=True).sort_values("_order")[columns].reset_index(drop=True)
 
 
 def run_to_run_noise(outcomes: Outcomes, cases: pd.DataFrame, base_variant: str) -> pd.DataFrame:
@@ -230,8 +268,8 @@ def _verdict(checks: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 def case_verdicts(cases: pd.DataFrame, comparisons: pd.DataFrame, controls: dict[str, pd.DataFrame],
-                  noise: pd.DataFrame, flips: pd.DataFrame, *, has_tiers: bool, min_net: int,
-                  alpha: float) -> pd.DataFrame:
+                  noise: pd.DataFrame, exposure: pd.DataFrame, *, has_tiers: bool, min_net: int,
+                  alpha: float, treatment: str) -> pd.DataFrame:
     """The cases (their rows, in their order) with CREDIBILITY_COLUMNS added (module docstring)."""
     frame = cases.copy()
     frame["order_check"], frame["order_nets"] = _order_checks(cases, controls)
@@ -242,13 +280,16 @@ def case_verdicts(cases: pd.DataFrame, comparisons: pd.DataFrame, controls: dict
     frame["noise_threshold"] = threshold
     frame["noise_check"] = np.where(np.isnan(threshold), NOT_RUN, np.where(cases["net"] > threshold, PASS, FAIL))
 
-    weak = flips[(flips["direction"] == FLIP_INV) & rests_on_weak_letter(flips)]
-    weak_counts = keys.merge(weak.groupby(CASE_KEY, sort=False).size().rename("weak").reset_index()
-                             .astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")["weak"]
-    frame["worst_case_net"] = (cases["net"].to_numpy() - weak_counts.fillna(0).astype(int).to_numpy()
-                               if has_tiers else np.nan)
-    frame["extraction_check"] = (np.where(frame["worst_case_net"] >= min_net, PASS, FAIL) if has_tiers
-                                 else NOT_RUN)
+    exposure = keys.merge(exposure.astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")
+    weak = (exposure["weak_flip_inv"].fillna(0) + exposure["weak_agreeing"].fillna(0)).astype(int).to_numpy()
+    # Excluded unsettled questions could each be a FlipNorm: Net's least value over their resolutions.
+    excluded = np.minimum(0, cases["net_unsettled_min"] - cases["net_if_unsettled_excluded"]).to_numpy() if (
+        treatment == "exclude") else 0
+    external = exposure["external"].fillna(False).astype(bool).to_numpy()
+    frame["worst_case_net"] = cases["net"].to_numpy() - weak + excluded if has_tiers else np.nan
+    frame["extraction_check"] = np.where(external | (not has_tiers), NOT_RUN,
+                                         np.where(frame["worst_case_net"] >= min_net, PASS, FAIL))
+    frame.loc[external, "worst_case_net"] = np.nan
 
     frame = frame.join(_replication_checks(cases, comparisons))
     discordant = (cases["flip_inv"] + cases["flip_norm"]).to_numpy()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 REPLICATION_FAMILIES = 3  # Section 5.4: a subtask-dataset pair recurring in >= 3 families is "replicated"
 NET_BIN_EDGES = (5, 8, 11, 16, 21)  # Table 35's Net ranges: 5-7, 8-10, 11-15, 16-20, >=21
+UNSETTLED_TREATMENTS = ("exclude", "wrong", "candidate")  # settlement.py: what an answer nobody settled counts as
 COT_VARIANT = "cot"  # the variant read as the chain-of-thought control (Appendix L)
 
 
@@ -22,6 +23,7 @@ class Parameters:
     variant: str = "direct"  # the prompt variant analysed
     top_k: int = 10  # Table 3's rows
     thresholds: tuple[int, ...] = (5, 10, 15, 20, 25, 30)  # Table 38's Net thresholds
+    unsettled: str = "exclude"  # what an answer nobody settled counts as: exclude | wrong | candidate (settlement.py; ours)
 
 
 @dataclass(frozen=True)
@@ -40,4 +42,5 @@ CI_LEVEL = 0.95  # the exact (Clopper-Pearson) intervals of FlipInv / (FlipInv +
 POWER = 0.8  # the minimum detectable Net is the smallest the McNemar test at `alpha` finds with this probability
 REORDERING_VARIANTS = ("reverse", "shift1", "shift2", "shift3")  # option-order runs; "identity" is the noise re-run
 NOISE_VARIANT = "identity"  # the unchanged prompt re-run: run-to-run noise (Appendix J)
-WEAK_TIERS = ("reading", "judge", "external")  # letters the extraction check removes (the extraction tier contract)
+WEAK_TIERS = ("reading", "judge")  # letters the extraction check removes (the extraction tier contract); "external"
+# letters (another harness's reading, no text of ours) make it "not run"

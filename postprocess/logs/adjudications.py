@@ -237,11 +237,23 @@ def apply_adjudications(table: pd.DataFrame, folders: Iterable[Path | str]) -> M
     return Merged(merged.table, outcomes)
 
 
+def _without_judge(extra: object) -> object:
+    if not isinstance(extra, str):
+        return extra
+    fields = {k: v for k, v in json.loads(extra).items() if k not in JUDGE_FIELDS}
+    return json.dumps(fields, ensure_ascii=False)
+
+
 def rules_only(table: pd.DataFrame) -> pd.DataFrame:
     """The table as the extraction rules alone score it: every answer a judge settled is unparsed again
-    (prediction null, match "none", wrong where the gold is known)."""
+    (prediction null, match "none", wrong where the gold is known), and no answer keeps a judge's fields (a
+    judge's "no answer" settles nothing here: postprocess.inverse_scaling.settlement)."""
     judged = table["match"] == "judge"
-    if not judged.any():
+    none = table["match"] == "none"
+    asked = pd.Series(False, index=table.index)
+    if none.any() and "extra" in table.columns:
+        asked[none] = [isinstance(e, str) and '"judge_status"' in e for e in table.loc[none, "extra"]]
+    if not judged.any() and not asked.any():
         return table
     unjudged = table.copy()
     unjudged.loc[judged, "prediction"] = pd.NA
@@ -250,4 +262,7 @@ def rules_only(table: pd.DataFrame) -> pd.DataFrame:
     _set_match(unjudged, judged, "none")
     if "extraction_tier" in unjudged:
         unjudged.loc[judged, "extraction_tier"] = None
+    cleared = judged | asked
+    if "extra" in unjudged.columns and cleared.any():
+        unjudged.loc[cleared, "extra"] = [_without_judge(e) for e in unjudged.loc[cleared, "extra"]]
     return unjudged

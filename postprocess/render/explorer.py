@@ -47,6 +47,7 @@ from postprocess.inverse_scaling.credibility import (
     comparison_flips,
 )
 from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
+from postprocess.inverse_scaling.settlement import resolve, settled_by
 
 FOLDER = "explorer"
 THUMBNAIL = (192, 192)
@@ -342,7 +343,7 @@ def _reduce_into(names: list[str], originals: dict[str, Path], side: int, images
         _place(set(names), kept, images)
 
 
-ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier")  # the table's, as text
+ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier", "candidate")  # the table's, as text
 EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
 
@@ -361,21 +362,23 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
     keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object)
-    wanted = [c for c in ("response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
-              if c in table.columns]
+    wanted = [c for c in ("response", "prediction", "correct", "match", "rule", "extraction_tier", "candidate",
+                          "extra") if c in table.columns]
     keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
             & table["question_id"].isin(set(keys["question_id"])))
     rows = table.loc[keep, ["model", *GROUP_KEY, "question_id", *wanted]]
+    rows = rows.assign(settled_by=settled_by(rows).astype(object))
     joined = keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
                         on=["model", *GROUP_KEY, "question_id"], how="left")
     count = len(joined)
     columns = {name: joined[name].tolist() if name in joined.columns else [None] * count
-               for name in ["model", *GROUP_KEY, "question_id", *ANSWER_FIELDS, "correct", "extra"]}
+               for name in ["model", *GROUP_KEY, "question_id", *ANSWER_FIELDS, "settled_by", "correct", "extra"]}
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, list[str]] = {}
-    for model, benchmark, split, subtask, question, *fields, correct, extra in zip(*columns.values()):
+    for model, benchmark, split, subtask, question, *fields, settled, correct, extra in zip(*columns.values()):
         parsed = json.loads(extra) if isinstance(extra, str) else {}
         record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
+        record["settled_by"] = _plain(settled)
         record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
         for name in EXTRA_ANSWER_FIELDS:
             record[name] = _plain(parsed.get(name))
@@ -438,10 +441,12 @@ def _checks_html(row: dict) -> str:
         "noise_check": (f"Net {row['net']} vs. threshold {_number(row.get('noise_threshold'), 0)} (answers that "
                         "changed correctness in the identity re-run)" if row.get("noise_check") != "not run"
                         else "no identity re-run of both models on this subtask"),
-        "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)} without the FlipInv flips "
-                             "resting on a reading-rule, judge or unknown-tier letter"
+        "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)}: Net without the FlipInv flips "
+                             "with a reading-rule, judge-settled, unsettled or unknown-tier answer on either side, "
+                             "less the agreeing questions such an answer could make a FlipNorm"
                              if row.get("extraction_check") != "not run"
-                             else "unknown tier: the logs record no extraction tier"),
+                             else "not run: the logs record no extraction tier, or some of its letters were read "
+                                  "by another harness (no text of ours to judge)"),
         "replication_check": f"cases in {row.get('replication_families')} families compared on this subtask",
     }
     rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{_badge(str(row.get(column)))}</td>"
@@ -458,8 +463,29 @@ def _statistics_html(row: dict) -> str:
             f"{row['p_value']:.2g}.</p>")
 
 
-def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, image_note: str | None = None) -> str:
-    """A comparison's page; `listed`: its flips as [question_id, direction]; `image_note`: _fit_images'."""
+UNSETTLED_WORDS = {"exclude": "left out of the shared questions", "wrong": "counted wrong",
+                   "candidate": "counted as their withheld letter"}
+
+
+def _unsettled_html(row: dict, treatment: str) -> str:
+    """What the two models' unsettled answers do to this comparison (compare.py's columns)."""
+    small, large = int(row.get("unsettled_small", 0) or 0), int(row.get("unsettled_large", 0) or 0)
+    if not small and not large:
+        return ""
+    decides = (" <strong>Whether this is a case depends on how they are settled.</strong>"
+               if row.get("unsettled_decides") else "")
+    return (f'<p class="note unsettled">Unsettled answers (letter withheld by the rules, no judge verdict): '
+            f"{small} of {html.escape(str(row['small']))}, {large} of {html.escape(str(row['large']))}, "
+            f"{UNSETTLED_WORDS[treatment]} here. Net if they are wrong {row['net_if_unsettled_wrong']:+d}, if their "
+            f"withheld letters count {row['net_if_unsettled_candidate']:+d}, left out "
+            f"{row['net_if_unsettled_excluded']:+d}; over every way of settling them "
+            f"[{row['net_unsettled_min']:+d}, {row['net_unsettled_max']:+d}].{decides}</p>")
+
+
+def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, image_note: str | None = None,
+          treatment: str = "exclude") -> str:
+    """A comparison's page; `listed`: its flips as [question_id, direction]; `image_note`: _fit_images';
+    `treatment`: how the analysis counted unsettled answers."""
     key = tuple(row[c] for c in CASE_KEY)
     title = (f"{row['family']}: {row['small']} vs. {row['large']} on {row['benchmark']} {row['split']} / "
              f"{row['subtask']}")
@@ -471,7 +497,8 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, i
     buttons = "".join(f'<button type="button" data-direction="{d}">{d} <span id="count-{d}">{counts[d]}</span>'
                       f"</button>" for d in DIRECTIONS)
     flips_json = _script_json({"data": _group_name(*key[1:4]), "small": str(row["small"]),
-                               "large": str(row["large"]), "batch": FIRST_RENDER, "flips": listed})
+                               "large": str(row["large"]), "batch": FIRST_RENDER, "flips": listed,
+                               "unsettled": UNSETTLED_WORDS[treatment]})
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         f'<title>{html.escape(title)}</title><link rel="stylesheet" href="../explorer.css"></head><body>'
@@ -480,7 +507,7 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, i
         f'<p class="numbers">n = {row["n"]}, <span id="flip-inv">FlipInv {counts[FLIP_INV]}</span>, '
         f'<span id="flip-norm">FlipNorm {counts[FLIP_NORM]}</span>, Net {row["net"]:+d}; accuracy '
         f'{row["acc_small"]:.1f}% ({html.escape(str(row["small"]))}) vs. {row["acc_large"]:.1f}% '
-        f'({html.escape(str(row["large"]))}).</p>{checks}{missing}'
+        f'({html.escape(str(row["large"]))}).</p>{_unsettled_html(row, treatment)}{checks}{missing}'
         f'<p class="filter">Show: <button type="button" data-direction="all">all {counts[FLIP_INV] + counts[FLIP_NORM]}'
         f"</button>{buttons}</p>"
         f'<p class="note">FlipInv: {html.escape(str(row["small"]))} right, {html.escape(str(row["large"]))} wrong; '
@@ -537,9 +564,11 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         eligible = analysis.comparisons[analysis.comparisons["eligible"] & ~analysis.comparisons["case"]]
         others = eligible.assign(is_case=False, verdict="")
         rows = pd.concat([cases, others], ignore_index=True)
-        flips = pd.concat([flips, comparison_flips(source.table, others, analysis.parameters.variant)],
-                          ignore_index=True)
-    notes = _write_data(flips, source.table, analysis.parameters.variant, source, folder) if len(flips) else {}
+    # The answers as the analysis scored them (its treatment of unsettled answers).
+    table = resolve(source.table, analysis.parameters.unsettled)
+    if source.every_comparison:
+        flips = pd.concat([flips, comparison_flips(table, others, analysis.parameters.variant)], ignore_index=True)
+    notes = _write_data(flips, table, analysis.parameters.variant, source, folder) if len(flips) else {}
     image_note = _fit_images(folder, source.max_bytes, len(rows) + 1,
                              Path(source.cache_dir) if source.cache_dir is not None else None)
     listed: dict[tuple, list[list[str]]] = {}
@@ -547,7 +576,8 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         listed.setdefault(tuple(key), []).append([question, direction])
     for row in rows.to_dict("records"):
         key = tuple(row[c] for c in CASE_KEY)
-        page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]), image_note)
+        page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]), image_note,
+                     analysis.parameters.unsettled)
         (folder / page_name(key)).write_text(page, encoding="utf-8")
     (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison, image_note), encoding="utf-8")
     return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
@@ -587,13 +617,18 @@ SCRIPT = r"""
     if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
+  let TREATMENT = 'as the analysis chose';
   function how(a) {
     if (!a) return 'no answer in the logs';
     const parts = [];
-    if (a.prediction === null) parts.push('no letter: ' + (a.abstain_reason || 'unparsed'));
-    else parts.push('letter ' + a.prediction);
-    if (a.match) parts.push('match ' + a.match);
-    if (a.rule) parts.push('rule ' + a.rule);
+    if (a.settled_by === 'unsettled') {
+      parts.push('unsettled: the rules withheld ' + (a.candidate ? 'letter ' + a.candidate : 'a letter') +
+                 (a.judge_status ? '' : ' and no judge was asked') + ' (counted: ' + TREATMENT + ')');
+    } else if (a.prediction === null) parts.push('no letter: ' + (a.abstain_reason || 'unparsed'));
+    else parts.push('letter ' + a.prediction + (a.settled_by === 'judge' ? ', settled by the judge' :
+                                                a.settled_by === 'external' ? ', read by another harness' : ''));
+    if (a.rule_words) parts.push(a.rule_words);
+    else if (a.rule) parts.push('rule ' + a.rule);
     parts.push('tier ' + (a.extraction_tier || 'unknown'));
     if (a.judge_status) parts.push('judge ' + (a.judge || '') + ' ' + a.judge_status +
                                    (a.judge_verdict ? ' (verdict: ' + a.judge_verdict + ')' : ''));
@@ -638,6 +673,7 @@ SCRIPT = r"""
   }
   function casePage() {
     const spec = JSON.parse(document.getElementById('flips').textContent);
+    TREATMENT = spec.unsettled;
     const data = (window.EXPLORER_DATA || {})[spec.data];
     const list = document.getElementById('flip-list');
     const more = document.getElementById('more');

@@ -148,6 +148,7 @@ def _headline(analysis: Analysis) -> list[str]:
         f"{count(summary['significant_bh_all'], 'case stays', 'cases stay')} significant after BH at FDR "
         f"{params.fdr:g} over all {count(eligible, 'eligible comparison')}.",
         _credibility_line(summary["credibility"]),
+        *_unsettled_lines(summary["unsettled"]),
         f"Replicated: {count(len(summary['replicated_subtasks']), 'subtask has', 'subtasks have')} cases in three "
         "or more families.",
         f"{count(summary['two_family_subtasks'], 'subtask has', 'subtasks have')} cases in exactly two families.",
@@ -190,6 +191,34 @@ def _credibility_line(numbers: dict) -> str:
     return (f"**{numbers['pass_checks_run']}** of the {count(numbers['cases'], 'case')} pass every credibility check "
             f"the runs allow ({numbers['pass_all_four']} pass all four, {numbers['fail']} fail one or more, "
             f"{numbers['not_checked']} could not be checked); {checks}.")
+
+
+UNSETTLED_TREATMENT_WORDS = {
+    "exclude": "each such question leaves the shared questions of the pairs that include that answer (n counts only "
+               "settled answers)",
+    "wrong": "they count as wrong (`--unsettled wrong`)",
+    "candidate": "their withheld letter counts as the answer (`--unsettled candidate`)",
+}
+
+
+def unsettled_sentence(numbers: dict) -> str:
+    """How many answers nobody settled and how the analysis counted them (the report's and the console's)."""
+    if not numbers["unsettled"]:
+        return "Every answer is settled: no letter withheld by the extraction rules is left without a judge's verdict."
+    return (f"{numbers['unsettled']:,} of {numbers['answers']:,} answers are unsettled (the extraction rules withheld "
+            f"a letter and no judge settled it; {numbers['with_candidate']:,} with a withheld letter, "
+            f"{numbers['candidate_is_gold']:,} of them the right one): {UNSETTLED_TREATMENT_WORDS[numbers['treatment']]}"
+            ". A judge run (`judges adjudicate`) settles them.")
+
+
+def _unsettled_lines(numbers: dict) -> list[str]:
+    lines = [unsettled_sentence(numbers)]
+    if numbers["unsettled"]:
+        lines.append(f"{count(numbers['cases_decided_by_unsettled'], 'case is', 'cases are')} a case under one way of "
+                     "settling the unsettled answers and not under another (marked `unsettled_decides` in cases.csv); "
+                     f"{count(numbers['comparisons_decided_by_unsettled'], 'comparison is', 'comparisons are')} so in "
+                     "all, cases or not.")
+    return lines
 
 
 def _restriction_lines(analysis: Analysis) -> list[str]:

@@ -1,0 +1,126 @@
+"""How each answer was settled, and what the analysis does with the answers nobody settled.
+
+An answer is right, wrong or *unsettled*. Unsettled: the extraction rules withheld a letter (`abstain_reason`
+"inconclusive", with or without a `candidate`) and no judge settled it (no judge was asked, or its verdict did not
+parse, or its call failed). A judge's "no answer" settles it as wrong, as the paper counts a response that commits
+to no answer; so do the rules' own non-answers (refusal, hedge, several answers, truncated, none fits, ...).
+
+The paper sends every inconclusive answer to its judge (0.4% of responses); without that judge, scoring a withheld
+letter as wrong leans one way (a longer, wordier model loses more), so the default leans neither way (ours):
+
+    exclude    the question leaves the shared questions of every pair that includes that answer (the default)
+    wrong      the answer counts as wrong (the behaviour before this option; a withheld letter is not an answer)
+    candidate  the withheld letter counts as the answer (right when it is the gold; wrong without a candidate)
+
+`resolve(table, treatment)` returns the table with `correct` set by the treatment and an int8 column `unsettled`
+(UNSETTLED_STATES) that compare.py turns into each comparison's range of Net over every resolution.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from postprocess.inverse_scaling.parameters import UNSETTLED_TREATMENTS as TREATMENTS
+
+# `unsettled` column: 0 settled (or no gold), 1 unsettled and its candidate is not the gold (or it has none),
+# 2 unsettled and its candidate is the gold.
+SETTLED, UNSETTLED_CANDIDATE_WRONG, UNSETTLED_CANDIDATE_RIGHT = 0, 1, 2
+UNSETTLED_STATES = (SETTLED, UNSETTLED_CANDIDATE_WRONG, UNSETTLED_CANDIDATE_RIGHT)
+# How an answer was settled (`settled_by`): the extraction rules (their letter, or a non-answer they recognised),
+# a judge (its answer or its "no answer"), another harness's extraction (tier external), or nobody.
+SETTLED_BY = ("rules", "judge", "external", "unsettled")
+_JUDGE_SETTLES = ("no_answer",)  # judge_status of a match-"none" answer that a judge settled (as wrong)
+
+
+def _is(column: pd.Series, value: str) -> np.ndarray:
+    """column == value as a plain bool array (a missing value is not equal)."""
+    return (column == value).fillna(False).to_numpy(dtype=bool)
+
+
+def _fields(extra: pd.Series, name: str) -> list:
+    return [json.loads(text).get(name) if isinstance(text, str) else None for text in extra]
+
+
+def withheld(table: pd.DataFrame) -> pd.Series:
+    """Whether each answer is unsettled (module docstring), whatever its gold. A table without `match` (built by
+    hand, not from logs) has none; a judge's reverted answer (adjudications.rules_only) is unsettled again."""
+    if "match" not in table.columns or table.empty:
+        return pd.Series(False, index=table.index)
+    none = _is(table["match"], "none")
+    result = np.zeros(len(table), dtype=bool)
+    if none.any() and "extra" in table.columns:
+        extra = table["extra"].to_numpy()[none]
+        reason = _fields(extra, "abstain_reason")
+        status = _fields(extra, "judge_status")
+        result[np.flatnonzero(none)] = [r == "inconclusive" and s not in _JUDGE_SETTLES
+                                        for r, s in zip(reason, status)]
+    return pd.Series(result, index=table.index)
+
+
+def unsettled_states(table: pd.DataFrame) -> np.ndarray:
+    """UNSETTLED_STATES per row: only answers with a known gold are unsettled (without one nothing is scored)."""
+    unsettled = withheld(table).to_numpy() & table["gold"].notna().to_numpy() if "gold" in table.columns else (
+        np.zeros(len(table), dtype=bool))
+    states = np.zeros(len(table), dtype=np.int8)
+    if unsettled.any():
+        candidate = (table["candidate"].astype(object).to_numpy()[unsettled] if "candidate" in table.columns
+                     else np.full(int(unsettled.sum()), None, dtype=object))
+        gold = table["gold"].astype(object).to_numpy()[unsettled]
+        right = np.array([isinstance(c, str) and c == g for c, g in zip(candidate, gold)], dtype=bool)
+        states[unsettled] = np.where(right, UNSETTLED_CANDIDATE_RIGHT, UNSETTLED_CANDIDATE_WRONG)
+    return states
+
+
+def resolve(table: pd.DataFrame, treatment: str) -> pd.DataFrame:
+    """The table with `correct` as `treatment` scores the unsettled answers and their `unsettled` state (module
+    docstring); the table itself is not changed."""
+    if treatment not in TREATMENTS:
+        raise ValueError(f"unknown treatment of unsettled answers {treatment!r}; one of {', '.join(TREATMENTS)}")
+    states = unsettled_states(table)
+    resolved = table.assign(unsettled=states)
+    if not states.any() or treatment == "wrong":
+        return resolved  # the rules score a withheld letter wrong (scoring.score)
+    unsettled = states != SETTLED
+    correct = resolved["correct"].astype("boolean").copy()
+    if treatment == "exclude":
+        correct[unsettled] = pd.NA
+    else:
+        correct[unsettled] = states[unsettled] == UNSETTLED_CANDIDATE_RIGHT
+    resolved["correct"] = correct
+    return resolved
+
+
+def settled_by(table: pd.DataFrame) -> pd.Series:
+    """SETTLED_BY per row: who decided the answer (rules, judge, external) or nobody (unsettled)."""
+    result = np.full(len(table), "rules", dtype=object)
+    if "match" in table.columns:
+        result[_is(table["match"], "judge")] = "judge"
+        none = _is(table["match"], "none")
+        if none.any() and "extra" in table.columns:
+            status = np.array(_fields(table["extra"].to_numpy()[none], "judge_status"), dtype=object)
+            judged = np.flatnonzero(none)[np.isin(status, _JUDGE_SETTLES)]
+            result[judged] = "judge"
+    if "extraction_tier" in table.columns:
+        result[_is(table["extraction_tier"], "external")] = "external"
+    result[withheld(table).to_numpy()] = "unsettled"
+    return pd.Series(pd.Categorical(result, categories=SETTLED_BY), index=table.index, name="settled_by")
+
+
+def unsettled_counts(table: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """Per model x benchmark of the variant's answers with a known gold: answers, unsettled (withheld letters no
+    judge settled), of them with a candidate and with the gold as candidate, and their share (%)."""
+    known = table["gold"].notna() if "gold" in table.columns else table["correct"].notna()
+    rows = table.loc[(table["variant"] == variant) & known] if len(table) else table
+    states = unsettled_states(rows)
+    frame = pd.DataFrame({"model": rows["model"].astype(object).to_numpy(),
+                          "benchmark": rows["benchmark"].astype(object).to_numpy(),
+                          "answers": 1, "unsettled": states != SETTLED,
+                          "with_candidate": (states != SETTLED) & (rows["candidate"].notna().to_numpy()
+                                                                   if "candidate" in rows.columns else False),
+                          "candidate_is_gold": states == UNSETTLED_CANDIDATE_RIGHT})
+    counts = frame.groupby(["model", "benchmark"], sort=False).sum().reset_index()
+    counts["unsettled_percent"] = 100.0 * counts["unsettled"] / counts["answers"].clip(lower=1)
+    return counts
