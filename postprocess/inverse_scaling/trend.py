@@ -96,16 +96,17 @@ def family_trends(outcomes: Outcomes, models: pd.DataFrame, variant: str, *, min
             codes = group[in_pattern][shared]
             fit = _fit(x @ right, codes, n_groups, float(x @ x), level)
             tested = np.nonzero((pattern_of_group == p) & (fit["n"] >= max(min_n, 2)))[0]
-            correct = np.stack([np.bincount(codes, weights=r, minlength=n_groups) for r in right])
+            correct = np.stack([np.bincount(codes, weights=r, minlength=n_groups) for r in right])[:, tested]
             names = members["model"].to_numpy()[pattern]
-            for g in tested:
-                rows.append({"family": family, "group": g, "models": int(pattern.sum()),
-                             "sizes": ", ".join(map(str, members["size"].to_numpy()[pattern])),
-                             **{k: v[g] for k, v in fit.items()}})
-                points += [{"family": family, "group": g, "model": name, "log2_params": size,
-                            "accuracy": 100.0 * correct[i, g] / fit["n"][g]}
-                           for i, (name, size) in enumerate(zip(names, sizes[pattern]))]
-    return _trend_frame(rows, outcomes.groups, fdr), _with_groups(pd.DataFrame(points), outcomes.groups, POINT_COLUMNS)
+            rows.append(pd.DataFrame({"family": family, "group": tested, "models": len(names),
+                                      "sizes": ", ".join(map(str, members["size"].to_numpy()[pattern])),
+                                      **{k: v[tested] for k, v in fit.items()}}))
+            points.append(pd.DataFrame({"family": family, "group": np.repeat(tested, len(names)),
+                                        "model": np.tile(names, len(tested)),
+                                        "log2_params": np.tile(sizes[pattern], len(tested)),
+                                        "accuracy": (100.0 * correct / fit["n"][tested]).T.ravel()}))
+    points = pd.concat(points, ignore_index=True) if points else pd.DataFrame()
+    return _trend_frame(rows, outcomes.groups, fdr), _with_groups(points, outcomes.groups, POINT_COLUMNS)
 
 
 def _with_groups(frame: pd.DataFrame, groups: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -123,8 +124,8 @@ def _family_key(frame: pd.DataFrame):
     return lambda column: column.map(order) if column.name == "family" else column
 
 
-def _trend_frame(rows: list[dict], groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
-    frame = pd.DataFrame(rows)
+def _trend_frame(rows: list[pd.DataFrame], groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
+    frame = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
     if frame.empty:
         return pd.DataFrame(columns=TREND_COLUMNS)
     frame["n"] = frame["n"].astype(int)

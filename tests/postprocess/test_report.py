@@ -14,6 +14,7 @@ import pytest
 from analysis_factory import (EXPECTED_CASES, EXPECTED_ELIGIBLE, constructed_table, models_frame,
                               write_constructed_logs)
 from postprocess.cli import main
+from postprocess.inverse_scaling.trend import CASE_TREND_COLUMNS
 from postprocess.inverse_scaling.credibility import CREDIBILITY_COLUMNS
 from postprocess.inverse_scaling.analysis import CASE_COLUMNS
 from postprocess.inverse_scaling.analysis import run_analysis as run_analysis_with
@@ -48,7 +49,8 @@ def outputs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
 def test_data_files(outputs):
     out, paths = outputs
     cases = pd.read_csv(paths["cases"])
-    assert list(cases.columns) == [*CASE_COLUMNS, *CREDIBILITY_COLUMNS]  # the case, then its credibility verdict
+    # the case, then its credibility verdict, then its place against the family-wide trend
+    assert list(cases.columns) == [*CASE_COLUMNS, *CREDIBILITY_COLUMNS, *CASE_TREND_COLUMNS]
     assert len(cases) == EXPECTED_CASES
     comparisons = pd.read_parquet(paths["comparisons"])
     assert list(comparisons.columns) == CASE_COLUMNS and len(comparisons) == EXPECTED_ELIGIBLE
@@ -85,7 +87,8 @@ def test_reports(outputs):
     assert "](figures/figure1_scaling_curves.png)" in markdown
     assert "Unparsed answers per model x benchmark: none." in markdown
     html = paths["report_html"].read_text()
-    assert html.count('src="data:image/png;base64,') == 2
+    assert html.count('src="data:image/png;base64,') == 3  # Figures 1 and 2, and the family-wide trend's
+    assert "](figures/figure_trend.png)" in markdown and "## Family-wide trend in size (ours)" in markdown
     assert "http://" not in html and "https://" not in html  # self-contained
     assert "Runs found" in html and "Table 2" in html and "Data quality" in html
     assert html.index("Headline numbers") < html.index("Table 2") < html.index("Figures") < html.index("Data quality")
@@ -165,7 +168,9 @@ def test_outputs_without_cases(tmp_path, thresholds):
     paths = write_outputs(analysis, tmp_path, quality=None)
     assert analysis.summary["cases"] == 0 and not analysis.controls
     assert len(pd.read_csv(paths["cases"])) == 0
-    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2
+    # Figures 1 and 2, and the trend's where a family x subtask declines significantly (the cases do not matter)
+    declines = int((analysis.trends["trend"] == "decline").sum())
+    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2 + (declines > 0)
 
 
 def test_chosen_figure_subtasks(tmp_path):
