@@ -93,7 +93,7 @@ def write_outputs(
                                                      out / "figures" / "figure2_cross_family.png", multi_split,
                                                      figure_cache)
         trend_figure = trend_tables.trend_figure(analysis.trends, analysis.trend_points,
-                                                 out / "figures" / "figure_trend.png")
+                                                 out / "figures" / "figure_trend.png", figure_cache)
         if trend_figure is not None:
             paths["figure_trend"] = trend_figure
     figure_paths = [paths[name] for name in ("figure1", "figure2", "figure_trend") if name in paths]

@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 
 from postprocess.inverse_scaling.trend import DECLINE, RISE
+from postprocess.render.figures import _drawn
 from postprocess.render.tables import Table
 
 SECTION = "Family-wide trend in size (ours)"
 FIGURE_PANELS = 6  # the strongest declines, one panel each
 FIGURE_CAPTION = ("Family-wide trend: accuracy on the shared questions against log2 total parameters, with the "
-                  "fitted change per doubling, on the subtasks of the strongest significant declines.")
+                  "fitted change per doubling, on the subtasks of the most negative slopes (significant declines "
+                  "first).")
 
 
 def trend_table(trends: pd.DataFrame, fdr: float) -> Table:
@@ -35,28 +37,38 @@ def trend_table(trends: pd.DataFrame, fdr: float) -> Table:
     return Table("trend_family_subtask", "Family-wide trend in size per family x subtask (ours)", frame, note=note)
 
 
-def trend_figure(trends: pd.DataFrame, points: pd.DataFrame, path: Path) -> Path | None:
-    """Accuracy against log2 size with the fitted line, one panel per subtask of the strongest declines (by slope
-    among the significant ones); None when no trend is significant."""
-    declines = trends[trends["trend"] == DECLINE].sort_values("slope_pp")
+def trend_figure(trends: pd.DataFrame, points: pd.DataFrame, path: Path, cache: Path | None = None) -> Path | None:
+    """Accuracy against log2 size with the fitted line, one panel per subtask of the most negative slopes (the
+    significant declines first, when there are any); None when nothing was tested. `cache`: the report's figure
+    cache (render/figures.py): a rerun on the same numbers copies the drawn figure instead of drawing it."""
     key = ["benchmark", "split", "subtask"]
-    panels = declines[key].drop_duplicates().head(FIGURE_PANELS)
+    ranked = trends.assign(_declines=trends["trend"] != DECLINE).sort_values(["_declines", "slope_pp"])
+    panels = ranked[key].drop_duplicates().head(FIGURE_PANELS).reset_index(drop=True)
     if panels.empty:
         return None
+    shown_trends = trends.merge(panels, on=key)
+    shown_points = points.merge(panels, on=key)
+    inputs = [Path(__file__).read_text(encoding="utf-8"), panels, shown_trends, shown_points]
+    return _drawn(Path(path), cache, inputs, lambda target: _draw(panels, shown_trends, shown_points, target))
+
+
+def _draw(panels: pd.DataFrame, trends: pd.DataFrame, points: pd.DataFrame, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    key = ["benchmark", "split", "subtask"]
     columns = min(3, len(panels))
     rows = -(-len(panels) // columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), squeeze=False)
     for axis, panel in zip(axes.ravel(), panels.itertuples(index=False)):
-        selected = (points[key] == pd.Series(panel._asdict())).all(axis=1)
-        for family, shown in points[selected].groupby("family", sort=False):
-            fit = trends[(trends["family"] == family) & (trends[key] == pd.Series(panel._asdict())).all(axis=1)].iloc[0]
-            line = axis.plot(shown["log2_params"], shown["accuracy"], "o", label=f"{family} ({fit['slope_pp']:+.1f} "
-                             f"pp, {fit['trend']})")[0]
+        label = pd.Series(panel._asdict())
+        fits = trends[(trends[key] == label).all(axis=1)].set_index("family")
+        for family, shown in points[(points[key] == label).all(axis=1)].groupby("family", sort=False):
+            fit = fits.loc[family]
+            line = axis.plot(shown["log2_params"], shown["accuracy"], "o",
+                             label=f"{family} ({fit['slope_pp']:+.1f} pp, {fit['trend']})")[0]
             x = np.array([shown["log2_params"].min(), shown["log2_params"].max()])
             centre = shown["log2_params"].mean()
             axis.plot(x, shown["accuracy"].mean() + fit["slope_pp"] * (x - centre), color=line.get_color())
@@ -70,7 +82,6 @@ def trend_figure(trends: pd.DataFrame, points: pd.DataFrame, path: Path) -> Path
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    return path
 
 
 def trend_html(row: dict) -> str:

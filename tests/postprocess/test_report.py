@@ -168,9 +168,8 @@ def test_outputs_without_cases(tmp_path, thresholds):
     paths = write_outputs(analysis, tmp_path, quality=None)
     assert analysis.summary["cases"] == 0 and not analysis.controls
     assert len(pd.read_csv(paths["cases"])) == 0
-    # Figures 1 and 2, and the trend's where a family x subtask declines significantly (the cases do not matter)
-    declines = int((analysis.trends["trend"] == "decline").sum())
-    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2 + (declines > 0)
+    # Figures 1 and 2, and the trend's wherever a family x subtask was tested (the cases do not matter)
+    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2 + (not analysis.trends.empty)
 
 
 def test_chosen_figure_subtasks(tmp_path):
