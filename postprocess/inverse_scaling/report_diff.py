@@ -10,7 +10,8 @@ results files and timestamps). Causes, in this order, every one that applies:
   questions added or dropped    the comparison's n (questions both answered) differs, or it is eligible in one
                                 report only although both models ran in both;
   judge verdicts added          a flipped question of the case has a judge verdict in one report only;
-  answers read differently      a flipped question present in both has another prediction, match, rule or tier.
+  answers read differently      a flipped question present in both has another prediction, match, rule or tier;
+  other families' cases ...     the replication check's count of families with a case on the subtask differs.
 A change none of them explains says "not shown by the inputs".
 """
 
@@ -28,6 +29,7 @@ from postprocess.inverse_scaling.cases import CASE_KEY
 RUNS_FILE = Path("tables") / "quality_runs_found.csv"
 RUN_FIELDS = ["results_file", "timestamp"]  # a run is replaced when its file or time differs
 CASE_FIELDS = ["n", "net", "p_value", "verdict"]  # what "changed" compares
+REPLICATION = "replication_families"  # the replication check counts other families' cases
 READ_FIELDS = ["prediction", "match", "rule", "extraction_tier"]
 DIFF_COLUMNS = ["change", *CASE_KEY, *(f"{f}_{s}" for f in CASE_FIELDS for s in ("a", "b")), "causes"]
 NOT_SHOWN = "not shown by the inputs"
@@ -97,10 +99,12 @@ def _flip_causes(a: pd.DataFrame, b: pd.DataFrame) -> dict[tuple, list[str]]:
                                                  suffixes=("_a", "_b"), indicator=True)
     causes: dict[tuple, list[str]] = {}
 
+    def text(columns: list[str]) -> np.ndarray:  # missing as "", so that two missing values are equal
+        frame = joined[columns].astype(object)
+        return frame.where(frame.notna(), "").astype(str).to_numpy()
+
     def differs(columns: list[str]) -> np.ndarray:
-        left = joined[[f"{c}_a" for c in columns]].astype(str).to_numpy()
-        right = joined[[f"{c}_b" for c in columns]].astype(str).to_numpy()
-        return (left != right).any(axis=1)
+        return (text([f"{c}_a" for c in columns]) != text([f"{c}_b" for c in columns])).any(axis=1)
 
     both = (joined["_merge"] == "both").to_numpy()
     if judged:
@@ -117,13 +121,19 @@ def diff_reports(a: ReportFiles, b: ReportFiles) -> pd.DataFrame:
     """DIFF_COLUMNS: one row per case added (in B only), removed (in A only) or changed (n, Net, p or verdict
     differ), in B's case order then A's; empty when the cases are the same."""
     cases_a, cases_b = _text(a.cases), _text(b.cases)
-    joined = cases_b[[*CASE_KEY, *CASE_FIELDS]].merge(cases_a[[*CASE_KEY, *CASE_FIELDS]], on=CASE_KEY, how="outer",
-                                                      suffixes=("_b", "_a"), indicator=True, sort=False)
+    fields = [*CASE_FIELDS, *(["replication_families"] if all(REPLICATION in c for c in (cases_a, cases_b)) else [])]
+    joined = cases_b[[*CASE_KEY, *fields]].merge(cases_a[[*CASE_KEY, *fields]], on=CASE_KEY, how="outer",
+                                                 suffixes=("_b", "_a"), indicator=True, sort=False)
     p_equal = np.isclose(joined["p_value_a"], joined["p_value_b"], rtol=1e-9, atol=0)
     same = ((joined[["n_a", "net_a"]].to_numpy() == joined[["n_b", "net_b"]].to_numpy()).all(axis=1) & p_equal
             & (joined["verdict_a"].astype(str) == joined["verdict_b"].astype(str)).to_numpy())
+    replicated = ("replication_families_a" in joined and
+                  ((joined["_merge"] == "both") & (joined["replication_families_a"]
+                                                   != joined["replication_families_b"])).to_numpy())
     joined["change"] = joined["_merge"].map({"left_only": "added", "right_only": "removed", "both": "changed"})
-    joined = joined[~((joined["_merge"] == "both").to_numpy() & same)].reset_index(drop=True)
+    kept = ~((joined["_merge"] == "both").to_numpy() & same)
+    joined = joined[kept].reset_index(drop=True)
+    replicated = replicated[kept] if isinstance(replicated, np.ndarray) else np.zeros(len(joined), dtype=bool)
     # n of a case that is in one report only: its comparison in the other, where it was eligible there.
     comparisons_a, comparisons_b = (_text(c.comparisons).set_index(CASE_KEY)["n"] for c in (a, b))
     keys = list(map(tuple, joined[CASE_KEY].to_numpy()))
@@ -133,7 +143,7 @@ def diff_reports(a: ReportFiles, b: ReportFiles) -> pd.DataFrame:
     flip_causes = _flip_causes(a.flips, b.flips)
     parameters_changed = a.parameters != b.parameters
     causes = []
-    for key, row_n_a, row_n_b in zip(keys, n_a, n_b):
+    for key, row_n_a, row_n_b, other_families in zip(keys, n_a, n_b, replicated):
         found = ["parameters changed"] if parameters_changed else []
         family, benchmark, split, subtask, small, large = key
         replaced = [m for m in (small, large) if runs_a.get(m) != runs_b.get(m)]
@@ -144,6 +154,8 @@ def diff_reports(a: ReportFiles, b: ReportFiles) -> pd.DataFrame:
             # comparisons.parquet holds eligible comparisons only: both models ran, so n crossed --min-n.
             found.append(f"questions added or dropped (not eligible in {'A' if np.isnan(row_n_a) else 'B'})")
         found += flip_causes.get(key, [])
+        if other_families:
+            found.append("other families' cases on this subtask changed (the replication check)")
         causes.append("; ".join(found) or NOT_SHOWN)
     joined["causes"] = causes
     order = {"added": 0, "changed": 0, "removed": 1}
