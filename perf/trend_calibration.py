@@ -118,10 +118,12 @@ def main() -> None:
         for family, rows_f in part.groupby("family", sort=False):
             wide = rows_f.pivot_table(index=["delta", "true_slope_pp"], columns="n", values=column)
             print(f"{family}:\n")
-            print("| delta | slope pp/doubling | " + " | ".join(f"n={n}" for n in wide.columns) + " |")
+            step = "dip (logits)" if world == "single pair" else "delta (logits per doubling)"
+            print(f"| {step} | slope pp/doubling | " + " | ".join(f"n={n}" for n in wide.columns) + " |")
             print("|---|---|" + "---|" * len(wide.columns))
             for (delta, slope), values in wide.iterrows():
-                print(f"| {delta:g} | {slope:.2f} | " + " | ".join(f"{100 * v:.0f}%" for v in values) + " |")
+                shown = 10 * delta if world == "single pair" else delta
+                print(f"| {shown:g} | {slope:.2f} | " + " | ".join(f"{100 * v:.0f}%" for v in values) + " |")
             if world == "single pair":
                 pair = rows_f.pivot_table(index="delta", columns="n", values="pair_found")
                 print("\nthe dipped pair's McNemar test finds it:\n")
