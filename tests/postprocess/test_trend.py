@@ -126,3 +126,23 @@ def test_cases_are_placed_against_their_family_trend():
     assert list(placed["trend_placement"]) == [PLACEMENTS["with"], PLACEMENTS["against"], PLACEMENTS["single"],
                                                PLACEMENTS["untested"]]
     assert placed["trend_slope_pp"].iloc[0] == pytest.approx(-10.0) and np.isnan(placed["trend_q"].iloc[3])
+
+
+def test_the_case_page_line_states_the_placement_and_the_slope():
+    from postprocess.render.trend_tables import trend_html
+
+    line = trend_html({"trend_placement": PLACEMENTS["with"], "trend_slope_pp": -2.5, "trend_q": 0.001})
+    assert "part of a family-wide decline: -2.50 percentage points per doubling" in line and "q = 0.001" in line
+    assert trend_html({"trend_placement": PLACEMENTS["untested"], "trend_slope_pp": np.nan}) == (
+        '<p class="stats">Family-wide trend: no trend test.</p>')
+    assert trend_html({}) == ""  # a comparison that is not a case
+
+
+def test_the_trend_table_has_one_row_per_test_with_its_interval():
+    from postprocess.render.trend_tables import trend_table
+
+    trends, _ = trends_of({("Tiny", "falls"): staircase([80, 70, 60, 50])})
+    table = trend_table(trends, 0.05)
+    row = table.frame.iloc[0]
+    assert (row["pp / doubling"], row["Trend"], row["n"]) == (-10.0, "decline", 100)
+    assert row["95% CI"].startswith("[-1") and "1 declines and 0 rises" in table.note
