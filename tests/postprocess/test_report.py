@@ -232,20 +232,21 @@ def test_progress_bars_follow_the_terminal_unless_asked(monkeypatch):
 
 
 def test_figures_are_drawn_again_only_when_what_they_show_changes(tmp_path, monkeypatch):
-    from postprocess.render import figures
+    from postprocess.render import figures, trend_tables
 
     analysis = run_analysis(constructed_table(with_controls=True), models_frame())
     cache = tmp_path / "figure_cache"
     first = write_outputs(analysis, tmp_path / "first", quality=None, figure_cache=cache)
-    assert len(list(cache.iterdir())) == 2
+    assert len(list(cache.iterdir())) == 3  # Figures 1 and 2, and the family-wide trend's
 
     def no_drawing(*args, **kwargs):
         raise AssertionError("drew a figure the cache holds")
 
     monkeypatch.setattr(figures, "_draw_scaling_curves", no_drawing)
     monkeypatch.setattr(figures, "_draw_cross_family_bars", no_drawing)
+    monkeypatch.setattr(trend_tables, "_draw", no_drawing)
     again = write_outputs(analysis, tmp_path / "again", quality=None, figure_cache=cache)
-    for name in ("figure1", "figure2"):
+    for name in ("figure1", "figure2", "figure_trend"):
         assert again[name].read_bytes() == first[name].read_bytes()
     stricter = run_analysis(constructed_table(with_controls=True), models_frame(), min_net=8)  # other cases
     with pytest.raises(AssertionError, match="drew a figure"):
