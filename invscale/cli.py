@@ -15,6 +15,7 @@ commands:
   validate   check local benchmark data row by row before any model loads (same as `tasks validate`)
   launch     plan, run, slurm, check-offline: lmms-eval over a model family, resumable
   report     read lmms-eval logs, write the analysis: cases, flips, tables, figures, report.html
+  diff       what changed between two reports: cases added, removed, changed, with causes (exit 1 if any)
   judges     adjudicate (an LLM settles unparsed answers), taxonomy (error taxonomy of the flips)
   human      export, import, stats: human annotation through Label Studio
   cait       validate, prepare, reeval, build, quality, lora: the CAIT benchmark
@@ -46,8 +47,8 @@ def _postprocess(group: str) -> Callable[[list[str], str], int]:
     def run(argv: list[str], prog: str) -> int:
         from postprocess.cli import main
 
-        if group == "report":  # one command: `invscale report --logs ...`
-            return main(["report", *argv], prog=PROG, group=group)
+        if group in ("report", "diff"):  # one command: `invscale report --logs ...`, `invscale diff A B`
+            return main([group, *argv], prog=PROG, group=group)
         return main(argv, prog=prog, group=group)
     return run
 
@@ -82,7 +83,8 @@ def _demo(argv: list[str], prog: str) -> int:
 
 COMMANDS: dict[str, Callable[[list[str], str], int]] = {
     "tasks": _tasks, "validate": _validate, "launch": _launch, "report": _postprocess("report"),
-    "judges": _postprocess("judges"), "human": _postprocess("human"), "cait": _cait, "demo": _demo,
+    "diff": _postprocess("diff"), "judges": _postprocess("judges"), "human": _postprocess("human"), "cait": _cait,
+    "demo": _demo,
 }
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from postprocess.cli import adjudicate, cait, human, report, taxonomy
+from postprocess.cli import adjudicate, cait, diff, human, report, taxonomy
 
 
 DESCRIPTION = ("Reads lmms-eval logs and writes the inverse-scaling analysis, the CAIT section, the LLM judges' "
@@ -39,6 +39,8 @@ def build_parser(prog: str = "python -m postprocess", group: str | None = None) 
     commands = parser.add_subparsers(dest="command", required=True)
     if group == "report":
         report.add(commands)
+    elif group == "diff":
+        diff.add(commands)
     elif group == "human":
         human.add(commands, prefix="")
     elif group == "judges":
@@ -47,7 +49,7 @@ def build_parser(prog: str = "python -m postprocess", group: str | None = None) 
     elif group == "cait":
         cait.add(commands, name="reeval")
     else:
-        for module in (report, adjudicate, cait, human, taxonomy):
+        for module in (report, adjudicate, cait, human, taxonomy, diff):
             module.add(commands)
     return parser
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls, credibility, settlement
+from postprocess.inverse_scaling import accuracy, cases as case_numbers, controls, credibility, settlement, trend
 from postprocess.inverse_scaling.compare import (
     OUTCOME_COLUMNS,
     Outcomes,
@@ -21,7 +21,7 @@ from postprocess.inverse_scaling.compare import (
     family_pairs,
 )
 from lmms_eval_tasks.catalog import ORDERING_VARIANTS
-from postprocess.inverse_scaling.parameters import COT_VARIANT, REPLICATION_FAMILIES, Parameters
+from postprocess.inverse_scaling.parameters import CI_LEVEL, COT_VARIANT, REPLICATION_FAMILIES, Parameters
 from postprocess.inverse_scaling.stats import add_significance
 from postprocess.order import family_order
 
@@ -70,6 +70,8 @@ class Analysis:
     option_order: pd.DataFrame | None = None  # Table 43's numbers
     flips: pd.DataFrame | None = None  # one row per flipped question of each case (credibility.FLIP_COLUMNS)
     unsettled: pd.DataFrame | None = None  # per model x benchmark: answers nobody settled (settlement.unsettled_counts)
+    trends: pd.DataFrame | None = None  # family x subtask trend in size (trend.TREND_COLUMNS; ours)
+    trend_points: pd.DataFrame | None = None  # each model's accuracy on a trend's shared questions (the figure)
 
     @property
     def families(self) -> list[str]:
@@ -162,6 +164,10 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant),
         credibility.extraction_exposure(table, cases, variant), has_tiers=credibility.records_tiers(table),
         min_net=params.min_net, alpha=params.alpha, treatment=params.unsettled)
+    # The family-wide trend (ours): one test per family x subtask, and each case placed against it.
+    analysis.trends, analysis.trend_points = trend.family_trends(outcomes, present, variant, min_n=params.min_n,
+                                                                 fdr=params.fdr, level=CI_LEVEL)
+    analysis.cases = trend.place_cases(analysis.cases, analysis.trends)
     analysis.summary = {
         "parameters": asdict(params),
         "models": len(present),
@@ -173,6 +179,7 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         **_control_summary(analysis),
         "credibility": credibility.verdict_summary(analysis.cases),
         "unsettled": _unsettled_summary(analysis),
+        "trend": trend.trend_summary(analysis.trends, analysis.cases),
     }
     return analysis
 

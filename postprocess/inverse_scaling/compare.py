@@ -262,11 +262,14 @@ def treated_cells(cells: np.ndarray, treatment: str) -> np.ndarray:
 
 
 def _net_range(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(least, greatest) Net over every way of settling the unsettled answers, from pair_cells' counts."""
+    """(least, greatest) change of Net over every way of settling the unsettled answers of the questions that
+    have one, from pair_cells' counts (the questions both settled are the caller's)."""
     low = np.zeros(cells.shape[:-1], dtype=np.int64)
     high = np.zeros(cells.shape[:-1], dtype=np.int64)
     for s in range(1, STATES):
         for l in range(1, STATES):
+            if s < 3 and l < 3:
+                continue  # both settled: their Net is the excluded treatment's, added by the caller
             small_values = [s - 1] if s in (1, 2) else [0, 1]
             large_values = [l - 1] if l in (1, 2) else [0, 1]
             contributions = [a - b for a in small_values for b in large_values]

@@ -48,6 +48,7 @@ from postprocess.inverse_scaling.credibility import (
 )
 from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
 from postprocess.inverse_scaling.settlement import resolve, settled_by
+from postprocess.render.trend_tables import trend_html
 
 FOLDER = "explorer"
 THUMBNAIL = (192, 192)
@@ -491,7 +492,7 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, i
              f"{row['subtask']}")
     counts = {d: sum(direction == d for _, direction in listed) for d in DIRECTIONS}
     verdict = _badge(str(row["verdict"])) if is_case else '<span class="badge badge-none">not a case</span>'
-    checks = _checks_html(row) + _statistics_html(row) if is_case else ""
+    checks = _checks_html(row) + _statistics_html(row) + trend_html(row) if is_case else ""
     missing = (f'<p class="note missing">Question text and images are not available: {html.escape(note.rstrip("."))}. The '
                "options, gold and answers below are the logs'.</p>" if note else "")
     buttons = "".join(f'<button type="button" data-direction="{d}">{d} <span id="count-{d}">{counts[d]}</span>'

@@ -30,9 +30,11 @@ import pandas as pd
 
 from postprocess.inverse_scaling.analysis import CASE_COLUMNS, Analysis
 from postprocess.inverse_scaling.credibility import CREDIBILITY_COLUMNS, FLIP_COLUMNS
+from postprocess.inverse_scaling.trend import CASE_TREND_COLUMNS
 from postprocess.render.explorer import ExplorerInput, write_explorer
 from postprocess.render.labels import multi_split_benchmarks
 from postprocess.render.paper_tables import inverse_scaling_tables
+from postprocess.render import trend_tables
 from postprocess.render.tables import Table, write_table
 
 
@@ -60,13 +62,17 @@ def write_outputs(
     from postprocess.render import figures, report
 
     pairs = report.has_pairs(analysis)
+    # The family-wide trend (ours, render/trend_tables.py): its table as a section of its own, its figure below.
+    if pairs and analysis.trends is not None:
+        extra_sections = [*extra_sections, (trend_tables.SECTION, [trend_tables.trend_table(
+            analysis.trends, analysis.parameters.fdr)])]
     if pairs:
         figure1, figure2 = figures.figure_subtasks(analysis.replication, analysis.subtask_accuracy, figure_subtasks)
     out = Path(out_dir)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     paths = {"cases": out / "cases.csv", "comparisons": out / "comparisons.parquet", "summary": out / "summary.json",
              "flips": out / "flips.parquet"}
-    analysis.cases[[*CASE_COLUMNS, *CREDIBILITY_COLUMNS]].to_csv(paths["cases"], index=False)
+    analysis.cases[[*CASE_COLUMNS, *CREDIBILITY_COLUMNS, *CASE_TREND_COLUMNS]].to_csv(paths["cases"], index=False)
     flips_frame(analysis).to_parquet(paths["flips"], index=False)
     eligible = analysis.comparisons[analysis.comparisons["eligible"]]
     eligible[CASE_COLUMNS].reset_index(drop=True).to_parquet(paths["comparisons"], index=False)
@@ -86,7 +92,11 @@ def write_outputs(
         paths["figure2"] = figures.cross_family_bars(analysis.cases, figure2, analysis.families,
                                                      out / "figures" / "figure2_cross_family.png", multi_split,
                                                      figure_cache)
-    figure_paths = [paths[name] for name in ("figure1", "figure2") if name in paths]
+        trend_figure = trend_tables.trend_figure(analysis.trends, analysis.trend_points,
+                                                 out / "figures" / "figure_trend.png", figure_cache)
+        if trend_figure is not None:
+            paths["figure_trend"] = trend_figure
+    figure_paths = [paths[name] for name in ("figure1", "figure2", "figure_trend") if name in paths]
     links = None
     if explorer is not None and pairs:
         links = write_explorer(analysis, explorer, out)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from postprocess.inverse_scaling.credibility import CHECKS
+from postprocess.render import trend_tables
 from postprocess.render.labels import dataset_label, multi_split_benchmarks
 from postprocess.render.tables import Table, markdown_escape, to_html, to_markdown
 
@@ -303,6 +304,7 @@ def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: l
         captions = [
             "Figure 1: scaling curves (accuracy vs. total parameters). Filled circles: dense; open diamonds: MoE.",
             "Figure 2: cases per family on the subtasks with most cases; annotation: count and strongest Net.",
+            trend_tables.FIGURE_CAPTION,  # ours
         ]
         blocks += [Block("figure", (path, caption)) for path, caption in zip(figures, captions)]
     blocks.append(Block("heading", "Data quality"))

@@ -14,6 +14,7 @@ import pytest
 from analysis_factory import (EXPECTED_CASES, EXPECTED_ELIGIBLE, constructed_table, models_frame,
                               write_constructed_logs)
 from postprocess.cli import main
+from postprocess.inverse_scaling.trend import CASE_TREND_COLUMNS
 from postprocess.inverse_scaling.credibility import CREDIBILITY_COLUMNS
 from postprocess.inverse_scaling.analysis import CASE_COLUMNS
 from postprocess.inverse_scaling.analysis import run_analysis as run_analysis_with
@@ -48,7 +49,8 @@ def outputs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
 def test_data_files(outputs):
     out, paths = outputs
     cases = pd.read_csv(paths["cases"])
-    assert list(cases.columns) == [*CASE_COLUMNS, *CREDIBILITY_COLUMNS]  # the case, then its credibility verdict
+    # the case, then its credibility verdict, then its place against the family-wide trend
+    assert list(cases.columns) == [*CASE_COLUMNS, *CREDIBILITY_COLUMNS, *CASE_TREND_COLUMNS]
     assert len(cases) == EXPECTED_CASES
     comparisons = pd.read_parquet(paths["comparisons"])
     assert list(comparisons.columns) == CASE_COLUMNS and len(comparisons) == EXPECTED_ELIGIBLE
@@ -85,7 +87,8 @@ def test_reports(outputs):
     assert "](figures/figure1_scaling_curves.png)" in markdown
     assert "Unparsed answers per model x benchmark: none." in markdown
     html = paths["report_html"].read_text()
-    assert html.count('src="data:image/png;base64,') == 2
+    assert html.count('src="data:image/png;base64,') == 3  # Figures 1 and 2, and the family-wide trend's
+    assert "](figures/figure_trend.png)" in markdown and "## Family-wide trend in size (ours)" in markdown
     assert "http://" not in html and "https://" not in html  # self-contained
     assert "Runs found" in html and "Table 2" in html and "Data quality" in html
     assert html.index("Headline numbers") < html.index("Table 2") < html.index("Figures") < html.index("Data quality")
@@ -165,7 +168,8 @@ def test_outputs_without_cases(tmp_path, thresholds):
     paths = write_outputs(analysis, tmp_path, quality=None)
     assert analysis.summary["cases"] == 0 and not analysis.controls
     assert len(pd.read_csv(paths["cases"])) == 0
-    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2
+    # Figures 1 and 2, and the trend's wherever a family x subtask was tested (the cases do not matter)
+    assert paths["report_html"].read_text().count("data:image/png;base64,") == 2 + (not analysis.trends.empty)
 
 
 def test_chosen_figure_subtasks(tmp_path):
@@ -228,20 +232,21 @@ def test_progress_bars_follow_the_terminal_unless_asked(monkeypatch):
 
 
 def test_figures_are_drawn_again_only_when_what_they_show_changes(tmp_path, monkeypatch):
-    from postprocess.render import figures
+    from postprocess.render import figures, trend_tables
 
     analysis = run_analysis(constructed_table(with_controls=True), models_frame())
     cache = tmp_path / "figure_cache"
     first = write_outputs(analysis, tmp_path / "first", quality=None, figure_cache=cache)
-    assert len(list(cache.iterdir())) == 2
+    assert len(list(cache.iterdir())) == 3  # Figures 1 and 2, and the family-wide trend's
 
     def no_drawing(*args, **kwargs):
         raise AssertionError("drew a figure the cache holds")
 
     monkeypatch.setattr(figures, "_draw_scaling_curves", no_drawing)
     monkeypatch.setattr(figures, "_draw_cross_family_bars", no_drawing)
+    monkeypatch.setattr(trend_tables, "_draw", no_drawing)
     again = write_outputs(analysis, tmp_path / "again", quality=None, figure_cache=cache)
-    for name in ("figure1", "figure2"):
+    for name in ("figure1", "figure2", "figure_trend"):
         assert again[name].read_bytes() == first[name].read_bytes()
     stricter = run_analysis(constructed_table(with_controls=True), models_frame(), min_net=8)  # other cases
     with pytest.raises(AssertionError, match="drew a figure"):

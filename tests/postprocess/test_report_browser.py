@@ -17,7 +17,7 @@ def test_report_html_loads_without_errors_and_every_figure_renders(tmp_path):
     paths = write_outputs(analysis, tmp_path / "out", quality=None)
     seen, console = open_in_chromium(paths["report_html"], tmp_path / "profile")
     assert seen["errors"] == [] and console == []
-    assert len(seen["images"]) == 2
+    assert len(seen["images"]) == 3  # Figures 1 and 2, and the family-wide trend's
     assert all(image["complete"] and image["width"] > 0 and image["height"] > 0 for image in seen["images"])
 
 
