@@ -84,7 +84,11 @@ class Outcomes:
         return self.models.index(model)
 
     def models_with_answers(self, variant: str) -> list[str]:
-        answered = (self.values[self.variant_index(variant)] != MISSING).any(axis=1)
+        index = self.variant_index(variant)
+        answered = self.values[index] != MISSING
+        if self.unsettled is not None:  # an excluded unsettled answer is still an answer of the model
+            answered |= self.unsettled[index] > 0
+        answered = answered.any(axis=1)
         return [m for m, keep in zip(self.models, answered) if keep]
 
 
