@@ -5,7 +5,8 @@ prediction, the reason (one of record.ABSTAIN_REASONS). A response that does not
 existing option gets no prediction -- never a guess or a default letter; it is scored wrong (match
 "none") unless an adjudicator decides it (scoring.set_adjudicator).
 
-Precision first: every rule has a tier (RULE_TIERS: `strict` reads a stated letter, `reading` interprets prose),
+Precision first: every rule has a tier (one table, RULES, with each rule's measured precision and plain words,
+`describe`; `strict` reads a stated letter, `reading` interprets prose),
 and a letter from a multiple-choice rule that is not in COMMITTING_CHOICE_RULES -- its measured precision on the
 labelled real responses is below 99.9%, or too thinly supported -- is withheld: abstain reason `inconclusive`,
 the letter kept as `candidate`, for the adjudication judge. So is a letter a reading rule takes from a text that
@@ -100,11 +101,14 @@ from .admission import (
     JUDGE,
     READING,
     RULE_TIERS,
+    RULES,
     STRICT,
     TIERS,
     WORKING_WORDS,
     Extraction,
+    Rule,
     abstain,
+    describe,
     tier_of,
 )
 from .choice import extract_choice
@@ -120,7 +124,7 @@ from .vocabulary import FUNCTION_WORDS, LETTER, NUMBER, parse_number
 
 __all__ = [
     "ABSTAIN_REASONS", "COMMITTING_CHOICE_RULES", "EXPLAINED_WORDS", "EXTERNAL", "FUNCTION_WORDS", "JUDGE", "LETTER",
-    "NUMBER", "READING", "RULE_TIERS", "STRICT", "TIERS", "WORKING_WORDS", "Extraction", "abstain", "extract_answer_part",
-    "extract_choice", "extract_number", "extract_yes_no", "final_answer_segment", "normalise_text", "parse_number",
-    "prepare", "strip_reasoning", "tier_of", "without_option_echo",
+    "NUMBER", "READING", "RULE_TIERS", "RULES", "STRICT", "TIERS", "WORKING_WORDS", "Extraction", "Rule", "abstain",
+    "describe", "extract_answer_part", "extract_choice", "extract_number", "extract_yes_no", "final_answer_segment",
+    "normalise_text", "parse_number", "prepare", "strip_reasoning", "tier_of", "without_option_echo",
 ]

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import binomtest
 
 from extraction_bench import real
-from lmms_eval_tasks.extraction import COMMITTING_CHOICE_RULES, RULE_TIERS
+from lmms_eval_tasks.extraction import COMMITTING_CHOICE_RULES, RULE_TIERS, RULES
 
 needs_data = pytest.mark.skipif(not real.DATA_FOLDER.is_dir(), reason=f"no M3CoT data at {real.DATA_FOLDER}")
 BAR = 0.999  # precision a rule must show on the fitted samples to commit
@@ -37,6 +37,16 @@ def test_a_rule_commits_exactly_when_the_dev_sample_shows_it_precise(dev):
         else:  # prose read: it must show the bar
             shown = row.precision >= BAR and row.letters >= READING_SUPPORT
         assert (rule in COMMITTING_CHOICE_RULES) == shown, (rule, row.to_dict())
+
+
+@needs_data
+def test_the_rule_table_states_what_the_fitted_samples_show(dev):
+    rules = real.rule_table(dev)
+    assert set(rules.index) <= set(RULES)
+    for name, rule in RULES.items():  # every entry: a rule not reached there found no letter
+        measured = (int(rules.loc[name, "letters"]), int(rules.loc[name, "right"])) if name in rules.index else (0, 0)
+        assert (rule.letters, rule.right) == (measured if rule.letters is not None else (None, None)), (name, measured)
+        assert rule.letters is not None or measured == (0, 0), name
 
 
 @needs_data
