@@ -684,3 +684,28 @@ def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
                                                ("mention", "none", None), (None, "letter", None), ("unknown", "letter", None)])
 def test_tier_of_a_record_without_the_field(rule, match, tier):
     assert tier_of(rule, match) == tier
+
+
+@pytest.mark.parametrize("other, kept", [
+    ("2.8, 5.6", True),  # 15% off each value: within 25% but not 10%, so (A) stands
+    ("3.1, 6.4", False),  # within 10%: the values are (B)'s, for the judge
+])
+def test_a_letter_with_values_is_withheld_only_when_another_option_has_them_within_ten_percent(other, kept):
+    options = ["5.0, 9.9", other, "1.0, 2.0", "7.0, 8.0"]
+    extraction = extract_choice("(A) 3.3, 6.6", options)
+    if kept:
+        assert (extraction.prediction, extraction.rule) == ("A", "leading")
+    else:
+        assert (extraction.prediction, extraction.rule, extraction.candidate) == (None, "explained_otherwise", "A")
+
+
+@pytest.mark.parametrize("response", [
+    "(D) None of the above, since none of the options match the colour in the image.",
+    "Answer: (D)\n\nThe car is purple. None of the choices provided are accurate.",
+])
+def test_choosing_the_none_of_the_above_option_and_saying_no_choice_fits_commits_it(response):
+    options = ["red", "blue", "green", "None of the above"]
+    extraction = extract_choice(response, options)
+    assert (extraction.prediction, extraction.reason) == ("D", None)
+    other = extract_choice(response.replace("(D)", "(C)"), options)  # any other letter so explained is no answer
+    assert other.prediction is None
