@@ -67,7 +67,9 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
      mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'" (inside a
                   refusal it is none); mention_with_text: followed by its own option text ("is (B) Lynx rufus")
      (then "none of the options", and hedges such as "either ... or", "equally")
-     conclusion_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...")
+     conclusion_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...");
+                  closing_text: the response is one plain sentence that ends on that text, of two words or more
+                  ("The point closest to the camera is Point C." where the options are "Point A" ... "Point D")
      capital      exactly one stand-alone capital option letter: "I think it's B"
    and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 

@@ -32,7 +32,7 @@ class Rule:
 
 
 # Every rule, its tier and whether its multiple-choice letters are committed, decided on the labelled real responses
-# of the fitted samples (extraction_bench.real.FITTED: m3cot_dev and held-out rounds 1-10, 13,808 items; the counts are
+# of the fitted samples (extraction_bench.real.FITTED: m3cot_dev and held-out rounds 1-10, 14,808 items; the counts are
 # extraction_bench.real.rule_table there, docs/extraction_precision.md): a reading rule commits when at least 99.9% of
 # the letters it finds there are right, shown on 20 letters or more; a strict rule reads a stated letter and commits
 # unless its errors there show it below 99.9% (one-sided binomial test at 5%: answer_line's one error in 247 does not;
@@ -56,7 +56,8 @@ RULES = {
     "verdict": Rule(READING, False, 0, 0, "a \"Conclusion:\" line names {option}"),
     "predicate": Rule(READING, False, 14, 13, "the response says {option} is correct"),
     "mention": Rule(READING, False, 53, 48, "the conclusion names only {option}"),
-    "conclusion_text": Rule(READING, False, 190, 179, "the conclusion gives only the text of {option}"),
+    "closing_text": Rule(READING, True, 49, 49, "the one sentence of the answer ends on the text of {option}"),
+    "conclusion_text": Rule(READING, False, 141, 130, "the conclusion gives only the text of {option}"),
     "capital": Rule(READING, False, 1, 0, "the conclusion holds one capital letter, {option}"),
     # yes/no and numbers
     "first_word": Rule(STRICT, False, None, None, "the answer opens with {option}"),

@@ -35,6 +35,12 @@ from .vocabulary import (
 )
 
 
+def _past_own_letter(letter: str, words: list[str]) -> list[str]:
+    """An option's words without its own letter or an article before them: "is closer" of (B) "B is closer" (and of
+    (A) "A is closer"), so that "B is closer" is (B)'s own text, not (A)'s after the letter."""
+    return words[1:] if len(words) > 1 and words[0] == letter.lower() else _without_article(words)
+
+
 class Guards:
     """The checks on a letter a commitment states (mixed into choice._Reader)."""
 
@@ -189,7 +195,7 @@ class Guards:
         words = [w for w, _, e in self.words[i:] if e <= end]
         if len(words) < 2 or self.text[start : self.words[i][1]].strip(" \t\"'(:-–—"):
             return None
-        begins = {o for o, option in self.option_words.items() if _without_article(option)[: len(words)] == _without_article(words)}
+        begins = {o for o, option in self.option_words.items() if _past_own_letter(o, option)[: len(words)] == _without_article(words)}
         return next(iter(begins)) if len(begins) == 1 and letter not in begins else None
 
     def other_items(self, token: Token, start: int, end: int) -> set[str]:

@@ -305,6 +305,19 @@ class Locating:
             with_text |= own
         return Extraction(tokens[0].letter, "letter", "mention_with_text" if with_text else "mention")
 
+    def ends_on_option(self, letter: str) -> bool:
+        """Whether the response is one sentence on one line that ends on the option's whole text and says it plainly
+        ("The point closest to the camera is Point C.", "It is the fourth image."): not a question, no hedge, no
+        condition, and an option of two words or more. Options that share most of their words ("Point A" ... "Point D")
+        leave nothing else to read."""
+        if len(self.option_words[letter]) < 2 or len(self.lines) != 1 or self.last_sentence_start() != 0 \
+                or self.text.rstrip().endswith("?"):  # a one-word option ("4") is a value the sentence may give
+            return False
+        ends = [e for named, _, e in self.option_occurrences(0, len(self.text)) if named == letter]
+        return bool(ends) and not self.text[max(ends) :].strip(" \t.!") and not (
+            TENTATIVE_WORDS.search(self.text) or HEDGE.search(self.text) or UNCERTAIN.search(self.text)
+            or HYPOTHETICAL.search(self.text) or REFUSAL.search(self.text))
+
     def without_commitment(self) -> Extraction:
         if len(self.text.split()) >= 6 and UNFINISHED.search(self.text):
             return abstain("unfinished", "truncated")  # the conclusion was never written
@@ -335,7 +348,8 @@ class Locating:
             if len(after) == 1 and not (TENTATIVE_WORDS.search(self.text, contrast.end(), end) or HEDGE.search(self.text, contrast.end(), end)):
                 named = after
         if len(named) == 1:
-            return Extraction(named.pop(), "option_text", "conclusion_text")
+            letter = named.pop()
+            return Extraction(letter, "option_text", "closing_text" if self.ends_on_option(letter) else "conclusion_text")
         if named:
             return abstain("conclusion_text", self.several_reason(start, end, named, by_letter=False))
         capitals = {t.letter for t in self.tokens(start, end) if t.letter in self.valid and not self.rejected(t.start, t.end)}

@@ -122,9 +122,12 @@ def test_a_malformed_label_line_is_named(tmp_path):
 # Wilson 99.63-99.97%); non-answers that abstain 155/156 and 146/147 (target 97%: met); coverage 97.50% and 95.47%
 # direct, 94.59% and 92.92% two-turn (targets 95% and 90%: met). A change to the rules changes them: the samples are then
 # no longer held out (they join real.FITTED) and a fresh one is needed (scripts/draw_extraction_sample.py).
+# Since then one rule changed, fitted on real.FITTED only: `closing_text` (issue 31) commits 3 and 6 more letters
+# there, all right (1,001/1,002 and 994/995; withheld 26 -> 23 and 34 -> 28). For that rule these samples are no
+# longer untouched: the next held-out sample measures it.
 HELD_OUT_FIGURES = {
-    "m3cot_heldout_round11": {"items": 1200, "given": 999, "right": 998, "committed": 1044, "non_answers": 156, "withheld": 26},
-    "m3cot_heldout_round12": {"items": 1200, "given": 989, "right": 988, "committed": 1053, "non_answers": 147, "withheld": 34},
+    "m3cot_heldout_round11": {"items": 1200, "given": 1002, "right": 1001, "committed": 1044, "non_answers": 156, "withheld": 23},
+    "m3cot_heldout_round12": {"items": 1200, "given": 995, "right": 994, "committed": 1053, "non_answers": 147, "withheld": 28},
 }
 
 
