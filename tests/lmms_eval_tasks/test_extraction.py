@@ -44,8 +44,8 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
         ("Looking closely...\nAnswer: (c)", "C", "answer_line"),
         ("B. a green circle", "B", "leading"),
         ("(A) a red square, since the square is red.", "A", "leading"),
-        ("It is a green circle.", "B", "conclusion_text"),
-        ("The image shows a dark red square.", "D", "conclusion_text"),  # the contained option yields
+        ("It is a green circle.", "B", "closing_text"),
+        ("The image shows a dark red square.", "D", "closing_text"),  # the contained option yields
         ("I believe B is right", "B", "capital"),
         ("I pick (B) after looking.", "B", "choice_statement"),
         ("Looking closely, it is (B).", "B", "mention"),
@@ -65,7 +65,7 @@ def test_choice_is_extracted_from_verbose_responses(response, letter, rule):
     extraction = extract_choice(response, OPTIONS)
     assert (letter_read(extraction), extraction.rule) == (letter, rule)
     if rule in COMMITTING_CHOICE_RULES:
-        assert extraction.match == ("option_text" if rule == "option_text" else "letter")
+        assert extraction.match == ("option_text" if rule in ("option_text", "closing_text") else "letter")
     else:  # a rule below 99.9% on real text: the letter is withheld for the judge
         assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
 
@@ -674,7 +674,7 @@ def test_the_none_option_alone_or_with_its_reason_is_kept(response):
 
 
 def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
-    extraction = extract_choice("The image depicts a green circle.", OPTIONS)
+    extraction = extract_choice("The shape is small. The image depicts a green circle.", OPTIONS)
     assert (extraction.prediction, extraction.match, extraction.reason) == (None, "none", "inconclusive")
     assert (extraction.candidate, extraction.rule, extraction.tier) == ("B", "conclusion_text", None)
 
@@ -684,3 +684,60 @@ def test_a_withheld_letter_is_inconclusive_with_its_candidate_and_no_tier():
                                                ("mention", "none", None), (None, "letter", None), ("unknown", "letter", None)])
 def test_tier_of_a_record_without_the_field(rule, match, tier):
     assert tier_of(rule, match) == tier
+
+
+@pytest.mark.parametrize("other, kept", [
+    ("2.8, 5.6", True),  # 15% off each value: within 25% but not 10%, so (A) stands
+    ("3.1, 6.4", False),  # within 10%: the values are (B)'s, for the judge
+])
+def test_a_letter_with_values_is_withheld_only_when_another_option_has_them_within_ten_percent(other, kept):
+    options = ["5.0, 9.9", other, "1.0, 2.0", "7.0, 8.0"]
+    extraction = extract_choice("(A) 3.3, 6.6", options)
+    if kept:
+        assert (extraction.prediction, extraction.rule) == ("A", "leading")
+    else:
+        assert (extraction.prediction, extraction.rule, extraction.candidate) == (None, "explained_otherwise", "A")
+
+
+@pytest.mark.parametrize("response", [
+    "(D) None of the above, since none of the options match the colour in the image.",
+    "Answer: (D)\n\nThe car is purple. None of the choices provided are accurate.",
+])
+def test_choosing_the_none_of_the_above_option_and_saying_no_choice_fits_commits_it(response):
+    options = ["red", "blue", "green", "None of the above"]
+    extraction = extract_choice(response, options)
+    assert (extraction.prediction, extraction.reason) == ("D", None)
+    other = extract_choice(response.replace("(D)", "(C)"), options)  # any other letter so explained is no answer
+    assert other.prediction is None
+
+
+SHARED_WORDS = {  # options that differ in one word: the sentence's last words are all there is to read
+    "points": ["Point A", "Point B", "Point C", "Point D"],
+    "images": ["the first image", "the second image", "the third image", "the fourth image"],
+    "closer": ["A is closer", "B is closer"],
+}
+
+
+@pytest.mark.parametrize("family, response, letter", [
+    ("points", "The point closest to the camera is Point C.", "C"),
+    ("points", "Looking at the figure, the highest point is Point B.", "B"),
+    ("points", "It is Point D.", "D"),
+    ("images", "The image most similar to the reference is the third image.", "C"),
+    ("images", "It is the fourth image.", "D"),
+    ("closer", "B is closer.", "B"),
+    ("closer", "Judging by the size of the objects, A is closer.", "A"),
+])
+def test_a_sentence_ending_on_an_option_text_that_shares_most_words_commits(family, response, letter):
+    extraction = extract_choice(response, SHARED_WORDS[family])
+    assert (extraction.prediction, extraction.reason) == (letter, None), extraction
+
+
+@pytest.mark.parametrize("family, response", [
+    ("points", "It might be Point C."),  # tentative
+    ("points", "Is it Point C?"),  # a question
+    ("points", "The point is not Point C."),  # rejected
+    ("images", "The picture is blurry. It is the fourth image."),  # the last of several sentences: conclusion_text
+    ("images", "If anything, it is the second image."),  # a condition
+])
+def test_a_sentence_ending_on_an_option_text_that_hedges_or_asks_does_not_commit(family, response):
+    assert extract_choice(response, SHARED_WORDS[family]).prediction is None

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from lmms_eval_tasks import extraction
+from lmms_eval_tasks.extraction import choice, locate, open_answers, options
 from extraction_bench.synthetic import (
     CorpusError,
     extract_item,
@@ -101,17 +102,18 @@ def _regressions() -> set[str]:
 
 
 def test_the_first_answer_statement_winning_over_a_correction_is_caught(monkeypatch):
-    settle = extraction._settle
+    settle = locate._settle
 
     def first_wins(text, commitments, match_of):
         return settle(text, sorted(commitments, key=lambda c: (c.start, c.priority))[:1], match_of)
 
-    monkeypatch.setattr(extraction, "_settle", first_wins)
+    for reader in (choice, open_answers):  # multiple choice and yes/no settle their commitments alike
+        monkeypatch.setattr(reader, "_settle", first_wins)
     assert {"cot/organelle/25", "cot/organelle/26", "cot/r2_sim/10", "yes_no_numeric/mme/23"} <= _regressions()
 
 
 def test_the_option_text_rule_running_before_the_mention_rule_is_caught(monkeypatch):
-    without_commitment = extraction._Reader.without_commitment
+    without_commitment = choice._Reader.without_commitment
 
     def text_first(reader):
         start, end = reader.conclusion()
@@ -122,19 +124,20 @@ def test_the_option_text_rule_running_before_the_mention_rule_is_caught(monkeypa
             return extraction.abstain("option_text", reader.several_reason(start, end, named, by_letter=False))
         return without_commitment(reader)
 
-    monkeypatch.setattr(extraction._Reader, "without_commitment", text_first)
+    monkeypatch.setattr(choice._Reader, "without_commitment", text_first)
     assert {"direct/shapes/08", "direct/mention_vs_text/03", "multi_image/mention_vs_text/02"} <= _regressions()
 
 
 def test_lower_case_bracketed_letters_no_longer_read_is_caught(monkeypatch):
     upper_only = extraction.LETTER.pattern.replace(r"\(\s*(?P<bracket>[A-Za-z])", r"\(\s*(?P<bracket>[A-Z])")
     assert upper_only != extraction.LETTER.pattern
-    monkeypatch.setattr(extraction, "LETTER", re.compile(upper_only))
-    monkeypatch.setattr(extraction, "LOWER_LETTER", re.compile(r"\s*(?!)(?:\(([a-z])\))?([a-z])\s*[.:)]?\s*"))  # nor "b"
-    monkeypatch.setattr(extraction, "LAST_LOWER_LETTER", re.compile(r"(?!)"))  # nor a last "(b)"
+    monkeypatch.setattr(options, "LETTER", re.compile(upper_only))
+    for reader in (options, locate):  # nor "b"
+        monkeypatch.setattr(reader, "LOWER_LETTER", re.compile(r"\s*(?!)(?:\(([a-z])\))?([a-z])\s*[.:)]?\s*"))
+    monkeypatch.setattr(locate, "LAST_LOWER_LETTER", re.compile(r"(?!)"))  # nor a last "(b)"
     assert {"direct/organelle/08", "direct/organelle/40", "direct/foodweb/09"} <= _regressions()
 
 
 def test_the_pronoun_i_read_as_option_i_is_caught(monkeypatch):
-    monkeypatch.setattr(extraction, "ARTICLE_OR_PRONOUN", ("A",))
+    monkeypatch.setattr(options, "ARTICLE_OR_PRONOUN", ("A",))
     assert {"direct/emotions9/01", "direct/emotions9/16", "direct/prices10/11"} <= _regressions()

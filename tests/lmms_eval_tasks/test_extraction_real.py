@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import binomtest
 
 from extraction_bench import real
-from lmms_eval_tasks.extraction import COMMITTING_CHOICE_RULES, RULE_TIERS
+from lmms_eval_tasks.extraction import COMMITTING_CHOICE_RULES, RULE_TIERS, RULES
 
 needs_data = pytest.mark.skipif(not real.DATA_FOLDER.is_dir(), reason=f"no M3CoT data at {real.DATA_FOLDER}")
 BAR = 0.999  # precision a rule must show on the fitted samples to commit
@@ -37,6 +37,16 @@ def test_a_rule_commits_exactly_when_the_dev_sample_shows_it_precise(dev):
         else:  # prose read: it must show the bar
             shown = row.precision >= BAR and row.letters >= READING_SUPPORT
         assert (rule in COMMITTING_CHOICE_RULES) == shown, (rule, row.to_dict())
+
+
+@needs_data
+def test_the_rule_table_states_what_the_fitted_samples_show(dev):
+    rules = real.rule_table(dev)
+    assert set(rules.index) <= set(RULES)
+    for name, rule in RULES.items():  # every entry: a rule not reached there found no letter
+        measured = (int(rules.loc[name, "letters"]), int(rules.loc[name, "right"])) if name in rules.index else (0, 0)
+        assert (rule.letters, rule.right) == (measured if rule.letters is not None else (None, None)), (name, measured)
+        assert rule.letters is not None or measured == (0, 0), name
 
 
 @needs_data
@@ -112,9 +122,12 @@ def test_a_malformed_label_line_is_named(tmp_path):
 # Wilson 99.63-99.97%); non-answers that abstain 155/156 and 146/147 (target 97%: met); coverage 97.50% and 95.47%
 # direct, 94.59% and 92.92% two-turn (targets 95% and 90%: met). A change to the rules changes them: the samples are then
 # no longer held out (they join real.FITTED) and a fresh one is needed (scripts/draw_extraction_sample.py).
+# Since then one rule changed, fitted on real.FITTED only: `closing_text` (issue 31) commits 3 and 6 more letters
+# there, all right (1,001/1,002 and 994/995; withheld 26 -> 23 and 34 -> 28). For that rule these samples are no
+# longer untouched: the next held-out sample measures it.
 HELD_OUT_FIGURES = {
-    "m3cot_heldout_round11": {"items": 1200, "given": 999, "right": 998, "committed": 1044, "non_answers": 156, "withheld": 26},
-    "m3cot_heldout_round12": {"items": 1200, "given": 989, "right": 988, "committed": 1053, "non_answers": 147, "withheld": 34},
+    "m3cot_heldout_round11": {"items": 1200, "given": 1002, "right": 1001, "committed": 1044, "non_answers": 156, "withheld": 23},
+    "m3cot_heldout_round12": {"items": 1200, "given": 995, "right": 994, "committed": 1053, "non_answers": 147, "withheld": 28},
 }
 
 

@@ -206,3 +206,13 @@ def test_reordering_never_changes_the_correctness_of_a_chosen_option(n, data):
 def test_non_mcq_questions_are_not_reordered():
     q = question(kind=OPEN, gold=["24"], options=[], prompt_style="open")
     assert apply_variant(q, VARIANTS["reverse"]) == replace(q, variant="reverse")
+
+
+def test_a_withheld_letter_keeps_its_candidate_in_the_record():
+    q = question()
+    outcome = score(q, "After comparing them all, it looks most like (C) to me.")  # `mention`: withheld
+    assert (outcome.prediction, outcome.correct, outcome.candidate) == (None, False, "C")
+    record = per_question_record(q, outcome)
+    validate_record(record)
+    assert (record["prediction"], record["rule"], record["candidate"]) == (None, "mention", "C")
+    assert record["abstain_reason"] == "inconclusive"

@@ -1,0 +1,132 @@
+"""Deterministic answer extraction that commits only when the response commits; shared by every task.
+
+Every extractor returns an `Extraction`: the prediction, the rule that found it and, when there is no
+prediction, the reason (one of record.ABSTAIN_REASONS). A response that does not choose exactly one
+existing option gets no prediction -- never a guess or a default letter; it is scored wrong (match
+"none") unless an adjudicator decides it (scoring.set_adjudicator).
+
+Precision first: every rule has a tier (one table, RULES, with each rule's measured precision and plain words,
+`describe`; `strict` reads a stated letter, `reading` interprets prose),
+and a letter from a multiple-choice rule that is not in COMMITTING_CHOICE_RULES -- its measured precision on the
+labelled real responses is below 99.9%, or too thinly supported -- is withheld: abstain reason `inconclusive`,
+the letter kept as `candidate`, for the adjudication judge. So is a letter a reading rule takes from a text that
+stops mid-sentence. `tier_of` gives the tier of a record written before the tier was recorded.
+
+Multiple choice (`extract_choice`) is read in two layers, after a copy of the option list on one line ("[Choices]
+(A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked.
+
+1. Commitments, the places where a response states its answer:
+     answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short
+     answer_statement  "the (correct|best|closest) answer/option is X"
+     choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
+     predicate         "X is correct", "X best describes the image", "the third image is more similar"
+     boxed             \\boxed{X}
+     whole             the response is a letter: "B", "(B)", "**B**", "Option B", "c", "b)", "Point A"
+     first_line        the first line is a letter and the rest explains: "B\\n\\nBecause ..."; it also stands
+                       before a list that analyses each option
+     leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer.", "b. Paris"
+     option_text       the first line, or the opening sentence, is exactly one option's text
+     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)", "... b)"
+   `_Reader.read_phrase` reads what a commitment says: one letter (with or without its option text),
+   an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
+   answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
+   another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
+   when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
+   response contradicts itself; a letter that a committing rule also reads is committed by that rule. Lines
+   led by different letters (the option list, or an analysis of each option) are no commitment. A letter
+   followed by what belongs to another option contradicts itself: its text or opening words ("(A) 0.27" where
+   (B) is 0.27, "(C). Country 3"), its value ("(C). The point lies at -11.8 km"), or a letter label that another
+   option's text names ("(A) Container A" where (C) is "Option A in the image"; "Answer: Option C" where (A) is
+   "Option C in the image"), or words that tell options apart which only another option's text accounts for
+   ("(A). The magnetic forces are the same", "(C), ... on Thursday", "(C). ... the same property: hardness" where
+   (A) is "hard"; case counts where options differ only in case: "(C) EE"), or a reason that restates another
+   option and nothing of its own ("(A), because all temperatures are lower, no condensation ..."). An option's
+   text that goes on as a longer option beginning with it ("Her Excellency the Governor-General, ..., or the Prime
+   Minster" beside "Her Excellency the Governor-General, the Prime Minister, ...") is neither. Where the options
+   name the image's letters ("option B in the image"), a bare letter beside that label or with a value is
+   ambiguous and "option (D) in the image" is the image's D; where they give them in
+   another order, a letter written without its own option's text or image letter, in a response that names the
+   image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
+   withholds it (`inconclusive`, for the judge, who sees the image). A letter stated before an explanation that favours
+   another option -- says more of the words that tell another option's text apart than of its own, or, before a working
+   of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) --, before a later line
+   that says no option fits ("But this option still does not match. None of the choices provided are accurate."), with
+   another option's values nearly ("(A) -0.1, -1.35" where (B) is -0.10, -1.32), or before a last sentence that names
+   another option's image label ("... container C will exhibit droplets first.") is withheld the same way
+   (`explained_otherwise`): what follows a letter may point elsewhere. The option list written out again and again
+   ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
+   letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
+   whose last sentence names another option, and an option line quoted while the working goes on, are no
+   answer. A letter followed by other letters written as items ("(A), she studies. (B), she sleeps.") or a
+   bracket of letters ("(A, B) 7") names several. The letter of the option that says no option fits, followed by an
+   answer of the model's own ("(C) jump" where (C) is "None of the options are correct."), is withheld
+   (`none_with_answer`, `inconclusive`): readers label it both ways.
+2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
+   (all of a short response, the last two sentences of a long one, the last sentence of one that opens
+   as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
+     mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'" (inside a
+                  refusal it is none); mention_with_text: followed by its own option text ("is (B) Lynx rufus")
+     (then "none of the options", and hedges such as "either ... or", "equally")
+     conclusion_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...");
+                  closing_text: the response is one plain sentence that ends on that text, of two words or more
+                  ("The point closest to the camera is Point C." where the options are "Point A" ... "Point D")
+     capital      exactly one stand-alone capital option letter: "I think it's B"
+   and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
+
+How letters are recognised (`LETTER`, `_Reader._token`): "(b)", "[B]", "'B'", "option B" and a stand-alone
+capital. A capital "A" or "I" before a lower-case word is the article or the pronoun unless that word is a
+verb of a third-person subject ("A is closer", "I matches"); "I" is a numeral where the response or the
+options write Roman numerals; a capital before "=" or "+" is a variable. A letter that is the subject of a
+sentence about it ("A is farther away", "Option A says ...") is chosen only when the sentence rates it
+("A is correct", "B seems the better fit") or is its own option's text ("A is closer"); right after "Answer:" or
+"the answer is", such a letter ("Answer: Option A is more informal.") is withheld (`letter_as_subject`,
+`inconclusive`): readers differ on it, and the judge reads it with the question. A letter right after a noun ("point
+A", "Points A and B", "the third image (C)") labels something in the picture, and a bracketed list "(A, B, or C)"
+names the options without choosing: neither is a mention.
+
+Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
+answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
+answers abstain, and a lone option letter answering an open question is out_of_range.
+
+The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
+commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`
+(what around a stated letter points elsewhere), `admission` (tiers, and which rules commit); `vocabulary` holds the
+patterns they share, `readings` the records they pass, `choice` puts multiple choice together and `open_answers`
+reads yes/no, numbers and open answers.
+"""
+
+from ..record import ABSTAIN_REASONS
+from .admission import (
+    COMMITTING_CHOICE_RULES,
+    EXPLAINED_WORDS,
+    EXTERNAL,
+    JUDGE,
+    READING,
+    RULE_TIERS,
+    RULES,
+    STRICT,
+    TIERS,
+    WORKING_WORDS,
+    Extraction,
+    Rule,
+    abstain,
+    describe,
+    tier_of,
+)
+from .choice import extract_choice
+from .normalise import (
+    final_answer_segment,
+    normalise_text,
+    prepare,
+    strip_reasoning,
+    without_option_echo,
+)
+from .open_answers import extract_answer_part, extract_number, extract_yes_no
+from .vocabulary import FUNCTION_WORDS, LETTER, NUMBER, parse_number
+
+__all__ = [
+    "ABSTAIN_REASONS", "COMMITTING_CHOICE_RULES", "EXPLAINED_WORDS", "EXTERNAL", "FUNCTION_WORDS", "JUDGE", "LETTER",
+    "NUMBER", "READING", "RULE_TIERS", "RULES", "STRICT", "TIERS", "WORKING_WORDS", "Extraction", "Rule", "abstain",
+    "describe", "extract_answer_part", "extract_choice", "extract_number", "extract_yes_no", "final_answer_segment",
+    "normalise_text", "parse_number", "prepare", "strip_reasoning", "tier_of", "without_option_echo",
+]

@@ -1,0 +1,88 @@
+"""Multiple choice: one response read by every stage (`_Reader`), and `extract_choice`."""
+
+from __future__ import annotations
+
+import re
+
+from .admission import Extraction, _committed, abstain
+from .guards import Guards
+from .locate import Locating, _settle
+from .normalise import prepare, without_option_echo
+from .options import OptionReading
+from .readings import Token
+from .vocabulary import (
+    BOTH_OR_EITHER,
+    BRACKET_LIST,
+    FUNCTION_WORDS,
+    LABELLED,
+    LINE,
+    NUMBER,
+    ROMAN_NUMERALS,
+    UNFINISHED,
+    _discriminating_words,
+    _named_letters,
+    _words,
+)
+
+
+class _Reader(Locating, Guards, OptionReading):
+    """One response to one multiple-choice question, with the spans a letter must not be read from."""
+
+    def __init__(self, text: str, options: list[str], letters: list[str]):
+        """`options`: the option texts as `prepare` leaves them."""
+        self.text = text
+        self.letters = letters
+        self.options = dict(zip(letters, options))
+        self.valid = set(letters)
+        self.option_words = {}
+        for letter, option in zip(letters, options):
+            words = [w for w, _, _ in _words(option)]
+            if words and not (len(words) == 1 and len(words[0]) == 1 and words[0].isalpha()) and not set(words) <= FUNCTION_WORDS:
+                self.option_words[letter] = words  # a one-letter option text is read as a letter; "the" cannot be recognised
+        # where options differ only in case ("Ee", "EE", "ee"), case tells them apart: "(C) EE" is (D)'s text, not (C)'s
+        lowered = [tuple(w for w, _, _ in _words(option)) for option in options]
+        cased = any(low and lowered.count(low) > 1 for low in lowered)  # "Ii" beside "ii": "Aa" is not "aa" either
+        self.cased_options = {letter: [option[s:e] for _, s, e in _words(option)]
+                              for letter, option, low in zip(letters, options, lowered) if low and cased}
+        self.discriminating = _discriminating_words(dict(zip(letters, options)))
+        # the letters an option's text names ("Option B in the image", "Point C"): a letter written after another
+        # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
+        self.option_labels = {letter: _named_letters(option) for letter, option in zip(letters, options)}
+        self.option_numbers = {letter: set(NUMBER.findall(option)) for letter, option in zip(letters, options)}
+        # letters the options' texts give to other options ("(C) Option A in the image", "(A) Point C"): a letter
+        # written alone may then mean either, and what the response says around it decides
+        self.label_holders = {named: {o for o, labels in self.option_labels.items() if named in labels and o != named}
+                              for named in letters}
+        self.words = _words(text)
+        self.word_starts = [start for _, start, _ in self.words]
+        self.roman = bool(ROMAN_NUMERALS.search(text) or any(re.search(r"\bI\b", o) and ROMAN_NUMERALS.search(o) for o in options))
+        self.labels = [m.span() for m in LABELLED.finditer(text)]
+        self._tokens: list[Token] | None = None  # every letter of the text that may be an option letter, in order
+        self._lists_by_line: dict[int, set[str]] = {}
+        self.lists = [m.span() for m in BRACKET_LIST.finditer(text)]
+        self.lines = [m.span() for m in LINE.finditer(text)]
+        self.leads = {i: tok for i, (s, e) in enumerate(self.lines)
+                      if (tok := self.token_at(BOTH_OR_EITHER.match(text, s, e).end(), e)) is not None}
+
+
+def extract_choice(response: str, options: list[str], letters: list[str] | None = None) -> Extraction:
+    """The option letter a free-text response to a multiple-choice question chooses (see the package docstring)."""
+    letters = letters or [chr(ord("A") + i) for i in range(len(options))]
+    text = prepare(response)
+    if not text:
+        return abstain("empty", "empty")
+    shown = [prepare(str(option)) for option in options]
+    reader = _Reader(without_option_echo(text, shown, letters), shown, letters)
+    commitments = reader.statements() + reader.line_commitments()
+    cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
+    if not commitments:
+        return _committed(reader.without_commitment(), cut)
+    settled = _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
+    if settled.found and settled.rule in ("first_line", "leading") and reader.final_sentence_names() not in (None, settled.prediction):
+        return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
+    final_start = max(commitments, key=lambda c: (c.start, c.priority)).start
+    if settled.found and reader.explained_otherwise(settled.prediction, final_start):  # the judge reads it
+        return Extraction(None, "none", "explained_otherwise", "inconclusive", candidate=settled.prediction)
+    if settled.found and reader.lettering_ambiguous(settled.prediction):  # the judge sees which lettering is meant
+        return Extraction(None, "none", "image_lettering", "inconclusive", candidate=settled.prediction)
+    return _committed(settled, cut)

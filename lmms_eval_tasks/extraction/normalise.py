@@ -1,0 +1,110 @@
+"""Normalise: the text a reader looks at -- reasoning blocks, LaTeX, markdown and a copy of the option list removed."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+UNCLOSED_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
+BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+BOX_OPEN, BOX_CLOSE = "\u27e6", "\u27e7"  # \boxed{X} becomes ⟦X⟧, an answer statement
+LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+LATEX_DELIMITER = re.compile(r"\$+|\\[()\[\],;! ]|\\[a-zA-Z]+")
+BOLD_LETTER = re.compile(r"(\*\*|__)[ \t]*\(?([A-Za-z])\)?[ \t]*\1")  # "**B**" is written as an option label: "(B)"
+EMPHASIS = re.compile(r"\*\*|__|`+|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
+LINE_DECORATION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*•][ \t]+)", re.MULTILINE)
+SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
+QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def strip_reasoning(response: str) -> str:
+    """Drop <think>...</think> blocks; a dangling </think> ends the reasoning, an unclosed <think> is all reasoning."""
+    text = THINK_BLOCK.sub(" ", response)
+    if re.search(r"</think>", text, re.IGNORECASE):
+        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
+    text = UNCLOSED_THINK.sub(" ", text)
+    return text.strip()
+
+
+def prepare(response: str) -> str:
+    """The response without reasoning blocks, full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
+    markdown emphasis and line decoration (headings, bullets, quotes) removed, curly quotes made straight;
+    a bold letter ("**B**") becomes a bracketed one."""
+    text = SPECIAL_TOKENS.sub(" ", unicodedata.normalize("NFKC", strip_reasoning(response)).translate(QUOTES))
+    text = LATEX_FRACTION.sub(r"(\1)/(\2)", text)
+    text = BOXED.sub(lambda m: f"{BOX_OPEN}{m.group(1)}{BOX_CLOSE}", text)
+    for _ in range(2):  # \text{\textbf{B}}
+        text = LATEX_WRAPPER.sub(r"\1", text)
+    text = LATEX_DELIMITER.sub(" ", text)
+    text = EMPHASIS.sub("", BOLD_LETTER.sub(r"(\2)", text))
+    return LINE_DECORATION.sub("", text).strip()
+
+
+FINAL_ANSWER_LINE = re.compile(r"^\W*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def final_answer_segment(text: str) -> str | None:
+    """The text after the last 'Answer:' line (the CoT format), if any."""
+    matches = FINAL_ANSWER_LINE.findall(text)
+    return matches[-1] if matches else None
+
+
+def normalise_text(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s%.-]", " ", text.lower())).strip(" .")
+
+
+ECHO_GAP = re.compile(r"[ \t,;.|]*")
+ECHO_ITEM = re.compile(r"[(\[]([A-Za-z])[)\]][ \t]*")
+
+
+def _words_end(text: str, words: str) -> int | None:
+    """Where `words` (joined by single spaces) end at the start of `text`, whatever spaces or tabs stand between them."""
+    pos = 0
+    for i, word in enumerate(words.split(" ")):
+        if i:
+            spaces = len(text) - len(text[pos:].lstrip(" \t")) - pos
+            if not spaces:
+                return None
+            pos += spaces
+        if not text.startswith(word, pos):
+            return None
+        pos += len(word)
+    return pos
+
+
+def without_option_echo(text: str, options: list[str], letters: list[str]) -> str:
+    """The text with a copy of the option list on one line blanked ("[Choices] (A) 7 (B) 5 (C) 1 Answer: 1"): every
+    option's letter with its own text, one after the other, is the prompt repeated, not an answer, and the trigger
+    words inside ("(A) the answer is option D") state nothing; a copy may stop early where the text stops, its last
+    item cut short. Some options only, with text after them, are several answers, not a copy. A text that
+    is only the list is kept (it is read as the options listed). `options`: as `prepare` leaves them."""
+    shown = {letter: " ".join(option.split()) for letter, option in zip(letters, options) if option.strip()}
+    items = []
+    for m in ECHO_ITEM.finditer(text):
+        letter = m.group(1).upper()
+        option = shown.get(letter)
+        if option is None:
+            continue
+        line_end = text.find("\n", m.end())
+        rest = text[m.end() : len(text) if line_end < 0 else line_end]
+        if (end := _words_end(rest, option)) is not None:
+            items.append((m.start(), m.end() + end, letter))
+        elif len(rest.strip()) >= 3 and option.startswith(" ".join(rest.split())) and not text[m.end() + len(rest) :].strip():
+            items.append((m.start(), m.end() + len(rest), letter))  # the last item, cut short
+    runs, run = [], []
+    for item in items:
+        if run and not (item[0] >= run[-1][1] and ECHO_GAP.fullmatch(text, run[-1][1], item[0])):
+            runs.append(run)
+            run = []
+        run.append(item)
+    runs.append(run)
+    blanked = text
+    for run in filter(None, runs):
+        listed = {letter for _, _, letter in run}
+        whole = listed >= set(shown) or not text[run[-1][1] :].strip()  # every option, or up to where the text stops
+        if len(listed) >= 2 and whole:  # not "the answer is (A) 6, (B) 4, and (C) 7": several answers
+            start, end = run[0][0], run[-1][1]
+            blanked = blanked[:start] + " " * (end - start) + blanked[end:]
+    return blanked if re.search(r"\w", blanked) else text
