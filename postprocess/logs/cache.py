@@ -163,8 +163,8 @@ def input_fingerprint(dirs: Iterable[Path | str], registry: Registry, model_over
         digest.update(f"{path}\0{hashes(path)}\n".encode("utf-8", "surrogateescape"))
     digest.update(registry.fingerprint().encode())
     digest.update(f"strict={strict}\0duplicates={duplicates}".encode())
-    for module in _CODE:
-        digest.update(Path(module.__file__).read_bytes())
+    for code in _code_files(_CODE):
+        digest.update(code.read_bytes())
     return digest.hexdigest()
 
 
@@ -185,9 +185,19 @@ def import_fingerprint(sources: list[imports.ImportSource], registry: Registry,
                       .encode("utf-8", "surrogateescape"))
     digest.update(registry.fingerprint().encode())
     digest.update(f"strict={strict}".encode())
-    for module in _IMPORT_CODE:
-        digest.update(Path(module.__file__).read_bytes())
+    for code in _code_files(_IMPORT_CODE):
+        digest.update(code.read_bytes())
     return digest.hexdigest()
+
+
+def _code_files(modules) -> list[Path]:
+    """The source files of the modules; a package counts with every module in its folder (a rule changed in
+    lmms_eval_tasks/extraction/guards.py must change the fingerprint too)."""
+    files = []
+    for module in modules:
+        path = Path(module.__file__)
+        files += sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]
+    return files
 
 
 def _entry(cache_dir: Path, fingerprint: str, kind: str = "ingest") -> Path:

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lmms_eval_tasks.extraction import RULES, describe
 from postprocess.inverse_scaling.analysis import Analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import GROUP_KEY
@@ -348,6 +349,12 @@ ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier", "
 EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
 
+def _rule_words(rule: str | None, letter: str | None) -> str | None:
+    """The rule in plain words (extraction.describe); None for a rule these rules do not have (older logs,
+    another harness's reading), which the page then names as it is."""
+    return describe(rule, letter) if rule in RULES else None
+
+
 def _plain(value: object) -> str | None:
     """_text for the values of tolist(): text as it is, None for a missing value (None, NA, NaN)."""
     if type(value) is str:
@@ -380,6 +387,7 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
         parsed = json.loads(extra) if isinstance(extra, str) else {}
         record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
         record["settled_by"] = _plain(settled)
+        record["rule_words"] = _rule_words(record["rule"], record["prediction"] or record["candidate"])
         record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
         for name in EXTRA_ANSWER_FIELDS:
             record[name] = _plain(parsed.get(name))
