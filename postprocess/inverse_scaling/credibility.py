@@ -16,8 +16,10 @@ Each check is "pass", "fail" or "not run" (the logs cannot make it); a check nev
   flips that rest on a weak letter: either model's `extraction_tier` is "reading" or "judge", or unknown
   (null while a prediction exists). Removing weak FlipNorm flips could only raise Net, so they stay. Not run
   when no prediction of the table has an `extraction_tier` (logs written before the tier was recorded).
-- replication (`replication_check`): the subtask has cases in >= REPLICATION_FAMILIES families; not run when
-  fewer families have an eligible comparison on it.
+Replication is not a check: the paper calls the three-family criterion "a reporting choice ... not part of the
+underlying pairwise case definition" (Section 5.4). `replication_families` ("k of m") says beside the verdict in how
+many of the m families with an eligible comparison on the subtask it has cases, and `replicated` whether k >=
+REPLICATION_FAMILIES.
 Statistics printed beside the case (not checks):
 - `share_ci_low`, `share_ci_high`: the exact (Clopper-Pearson) interval at CI_LEVEL of FlipInv / D, D = FlipInv +
   FlipNorm, the share of the discordant questions the smaller model wins;
@@ -27,8 +29,9 @@ Statistics printed beside the case (not checks):
   McNemar test at level alpha detects with probability POWER: pi solves P(Binomial(D, pi) >= k) = POWER, k the
   test's critical count (the least k with P(Binomial(D, 1/2) >= k) <= alpha). NaN when D is too small for the
   test to reject at all.
-`verdict`: "fail" when a check failed; "pass" when all four ran and passed; "pass, k not run" when none failed
-and some ran; "not checked" when none could run. `failed_checks` names the failed ones.
+`verdict` (is the case an artefact of option order, run-to-run noise or the reading of answers?): "fail" when a
+check failed; "pass" when all three ran and passed; "pass, k not run" when none failed and some ran; "not checked"
+when none could run. `failed_checks` names the failed ones.
 """
 
 from __future__ import annotations
@@ -57,11 +60,10 @@ from postprocess.inverse_scaling.parameters import (
 )
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
-CHECKS = {"order_check": "option order", "noise_check": "run-to-run noise", "extraction_check": "extraction",
-          "replication_check": "replication"}
+CHECKS = {"order_check": "option order", "noise_check": "run-to-run noise", "extraction_check": "extraction"}
 CREDIBILITY_COLUMNS = [
     "verdict", "failed_checks", "order_check", "order_nets", "noise_check", "noise_threshold", "extraction_check",
-    "worst_case_net", "replication_check", "replication_families", "share_ci_low", "share_ci_high", "net_ci_low",
+    "worst_case_net", "replicated", "replication_families", "share_ci_low", "share_ci_high", "net_ci_low",
     "net_ci_high", "min_detectable_net",
 ]  # fmt: skip
 FLIP_INV, FLIP_NORM = "FlipInv", "FlipNorm"
@@ -237,16 +239,15 @@ def _order_checks(cases: pd.DataFrame, controls: dict[str, pd.DataFrame]) -> tup
     return checks, nets
 
 
-def _replication_checks(cases: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
+def _replication(cases: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
+    """replicated and replication_families per case (the module docstring): an attribute, never a check."""
     eligible = comparisons[comparisons["eligible"]]
     compared = eligible.groupby("group")["family_index"].nunique()
     with_cases = cases.groupby("group")["family_index"].nunique()
     groups = cases["group"]
     n_compared = groups.map(compared).fillna(0).astype(int).to_numpy()
     n_cases = groups.map(with_cases).fillna(0).astype(int).to_numpy()
-    check = np.where(n_compared < REPLICATION_FAMILIES, NOT_RUN,
-                     np.where(n_cases >= REPLICATION_FAMILIES, PASS, FAIL))
-    return pd.DataFrame({"replication_check": check,
+    return pd.DataFrame({"replicated": n_cases >= REPLICATION_FAMILIES,
                          "replication_families": [f"{c} of {n}" for c, n in zip(n_cases, n_compared)]},
                         index=cases.index)
 
@@ -291,7 +292,7 @@ def case_verdicts(cases: pd.DataFrame, comparisons: pd.DataFrame, controls: dict
                                          np.where(frame["worst_case_net"] >= min_net, PASS, FAIL))
     frame.loc[external, "worst_case_net"] = np.nan
 
-    frame = frame.join(_replication_checks(cases, comparisons))
+    frame = frame.join(_replication(cases, comparisons))
     discordant = (cases["flip_inv"] + cases["flip_norm"]).to_numpy()
     low, high = share_interval(cases["flip_inv"].to_numpy(), discordant)
     frame["share_ci_low"], frame["share_ci_high"] = low, high
@@ -309,7 +310,7 @@ def verdict_summary(cases: pd.DataFrame) -> dict:
     return {
         "cases": len(cases),
         "pass_checks_run": int(passing.sum()),
-        "pass_all_four": int((verdict == PASS).sum()),
+        "pass_all_checks": int((verdict == PASS).sum()),
         "fail": int((verdict == FAIL).sum()),
         "not_checked": int((verdict == "not checked").sum()),
         **{column: {state: int((cases[column] == state).sum()) for state in (PASS, FAIL, NOT_RUN)}

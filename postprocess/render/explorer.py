@@ -456,7 +456,6 @@ def _checks_html(row: dict) -> str:
                              if row.get("extraction_check") != "not run"
                              else "not run: the logs record no extraction tier, or some of its letters were read "
                                   "by another harness (no text of ours to judge)"),
-        "replication_check": f"cases in {row.get('replication_families')} families compared on this subtask",
     }
     rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{_badge(str(row.get(column)))}</td>"
                    f"<td>{html.escape(str(details[column]))}</td></tr>" for column, name in CHECKS.items())

@@ -113,7 +113,7 @@ def _verdict_columns(cases: pd.DataFrame, checks: bool) -> pd.DataFrame:
     verdict, Net's exact interval and the minimum detectable Net."""
     level = round(100 * CI_LEVEL)
     columns = {"Order": cases["order_check"], "Noise": cases["noise_check"], "Extraction": cases["extraction_check"],
-               "Replication": cases["replication_check"]} if checks else {}
+               "Families": cases["replication_families"]} if checks else {}
     columns.update({
         "Verdict": cases["verdict"],
         f"Net {level}% CI": [_interval(low, high) for low, high in zip(cases["net_ci_low"], cases["net_ci_high"])],

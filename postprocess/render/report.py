@@ -124,9 +124,10 @@ def glossary(analysis: Analysis) -> list[tuple[str, str]]:
         ("Non-monotonic", "a family's accuracy on a subtask that rises and falls with size."),
         ("Verdict", "a case's credibility checks: Net > 0 under every reordering of the options in the logs; Net "
                     "above the answers that changed in the identity re-run; Net ≥ "
-                    f"{params.min_net} without the FlipInv flips resting on a reading-rule, judge or unknown-tier "
-                    "letter; cases in three or more families. “pass” when all four ran and passed, “not run” "
-                    "where the logs lack what a check needs."),
+                    f"{params.min_net} in the worst case over every weak, unsettled or judge-settled answer. “pass” "
+                    "when all three ran and passed, “pass, k not run” when none failed and k could not run, “not "
+                    "run” where the logs lack what a check needs. Replication (“k of m” families) is shown beside "
+                    "it, not as a check: the paper calls it a reporting choice. Ours, not the paper's."),
     ]
 
 
@@ -189,9 +190,10 @@ def _credibility_line(numbers: dict) -> str:
     """The headline count of the credibility verdict (inverse_scaling/credibility.py), each check's outcome after it."""
     checks = "; ".join(f"{name}: {numbers[column]['pass']} pass, {numbers[column]['fail']} fail, "
                        f"{numbers[column]['not run']} not run" for column, name in CHECKS.items())
-    return (f"**{numbers['pass_checks_run']}** of the {count(numbers['cases'], 'case')} pass every credibility check "
-            f"the runs allow ({numbers['pass_all_four']} pass all four, {numbers['fail']} fail one or more, "
-            f"{numbers['not_checked']} could not be checked); {checks}.")
+    return (f"Credibility (ours): **{numbers['pass_all_checks']}** of the {count(numbers['cases'], 'case')} are fully "
+            f"checked and pass all three checks; {numbers['pass_checks_run'] - numbers['pass_all_checks']} more pass "
+            f"the checks that could run, with some not run; {numbers['fail']} fail one or more; "
+            f"{numbers['not_checked']} could not be checked; {checks}.")
 
 
 UNSETTLED_TREATMENT_WORDS = {
