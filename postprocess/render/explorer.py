@@ -71,6 +71,9 @@ class ExplorerInput:
     cache_dir: Path | None = None  # reloaded questions and their image files, kept for the next report
     refresh: bool = False  # reload every question, replacing the cached ones
     max_bytes: int | None = MAX_BYTES  # the folder's budget: full-size images are capped to fit it (_fit_images)
+    # Filled by write_explorer: (benchmark, question_id, why) of each image left out because it cannot be read,
+    # for problems.csv (the page shows the question without it and says why).
+    image_problems: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def _digest(*parts: object) -> str:
@@ -147,7 +150,7 @@ def _shown_payload(shown) -> dict:
     """A reloaded question's entry; its images are already stored (the records of _store_image)."""
     question = shown.question
     return {"text": question.text, "hint": question.hint, "options": list(question.options),
-            "images": list(shown.images)}
+            "images": list(shown.images), "image_problems": list(shown.image_problems)}
 
 
 def _place(names: set[str], cache: Path, folder: Path) -> None:
@@ -192,7 +195,7 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
                     (store / part).mkdir(parents=True, exist_ok=True)
                 # Each image stored as soon as it is read (a split's thousands of decoded photos would not fit
                 # in memory): the reloaded question holds its image records.
-                for key, shown in reload_questions(missing, source.tasks_dir, source.data,
+                for key, shown in reload_questions(missing, source.tasks_dir, source.data, partial_images=True,
                                                    encode=lambda image: _store_image(image, store)).items():
                     cached["\x1f".join(key[2:])] = _shown_payload(shown)
                 if source.cache_dir is not None:
@@ -200,6 +203,7 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
             files = set()
             for key in keys:
                 payloads[key] = payload = cached["\x1f".join(key[2:])]
+                source.image_problems.extend((key[0], key[2], why) for why in payload.get("image_problems", ()))
                 files.update(name for image in payload["images"] for name in (image["full"], image["thumb"]))
             if store != folder:
                 _place(files, store, folder)
@@ -620,6 +624,8 @@ SCRIPT = r"""
                    esc(qid) + '" data-src="../' + esc(image.thumb) + '"></a>');
       parts.push('</div>');
     }
+    if (q && q.image_problems && q.image_problems.length)
+      parts.push('<p class="note missing">' + esc('Left out, cannot be read: ' + q.image_problems.join('; ')) + '</p>');
     if (q && q.hint) parts.push('<p class="hint">' + esc('Hint: ' + q.hint) + '</p>');
     if (q && q.text) parts.push('<p class="question">' + esc(q.text) + '</p>');
     if (q && q.options && q.options.length) {
