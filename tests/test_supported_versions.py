@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ["invscale", "lmms_eval_tasks", "postprocess", "model_configs", "launch", "lmms_eval_models", "invscale_demo", "perf",
+PACKAGES = ["invscale", "invscale_cli", "lmms_eval_tasks", "postprocess", "model_configs", "launch", "lmms_eval_models", "invscale_demo", "perf",
             "tests"]
 VERMIN = "import sys; from vermin import main; sys.exit(main())"  # vermin has no `python -m vermin`
 

@@ -1,6 +1,6 @@
-"""`invscale`: one command over the project's parts. Each subcommand hands its arguments to that part's own
-command line unchanged (the `python -m ...` and `cait-*` forms stay as aliases), so options, help and
-behaviour are the same whichever way a command is called."""
+"""`invscale`: one command over the project's parts, on the top floor (it imports them; nothing imports it).
+Each subcommand hands its arguments to that part's own command line unchanged (the `python -m ...` and `cait-*`
+forms stay as aliases), so options, help and behaviour are the same whichever way a command is called."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ commands:
 
 
 def _tasks(argv: list[str], prog: str) -> int:
+    from invscale_demo.fixtures import write_fixtures
     from lmms_eval_tasks.__main__ import main
 
-    return main(argv, prog=prog)
+    return main(argv, prog=prog, write_fixtures=write_fixtures)
 
 
 def _validate(argv: list[str], prog: str) -> int:
