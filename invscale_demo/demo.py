@@ -222,7 +222,8 @@ def run_cait_build_demo(out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.replace("python -m invscale_demo", prog) if prog
+                                     else __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
     parser.add_argument("--jobs", type=int, default=default_jobs(),

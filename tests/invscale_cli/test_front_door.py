@@ -123,3 +123,22 @@ def test_human_import_without_the_label_studio_client_says_how_to_install_it(tmp
     errors = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(errors) == 1 and errors[0].startswith("error: the Label Studio client cannot be imported")
     assert "scripts/setup_label_studio.sh" in errors[0] and "[labelstudio]" in errors[0]
+
+
+def test_version_names_ours_and_lmms_evals(capsys):
+    import importlib.metadata
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == (f"invscale {importlib.metadata.version('vlm-inverse-scaling')} "
+                                       f"(lmms-eval {importlib.metadata.version('lmms-eval')})\n")
+
+
+@pytest.mark.parametrize("group", ["launch", "demo", "judges", "human", "validate", "report", "tasks", "cait"])
+def test_each_groups_help_describes_it_under_the_invscale_name(group, capsys):
+    """`launch --help` once showed `python -m launch` usage lines, `judges` and `human` the whole analysis's text,
+    `validate` no description."""
+    assert main([group, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "python -m launch" not in out and "python -m invscale_demo" not in out
+    assert "Reads lmms-eval logs and writes the inverse-scaling analysis" not in out
+    assert len(out.split("\n\n")[1].strip()) > 40  # a description after the usage lines
