@@ -288,7 +288,8 @@ def run_report(args: argparse.Namespace) -> int:
         ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items, baseline)),
     ]
     # CAIT is not one of the paper's benchmark splits: it has its own section, never pairwise flips.
-    benchmarks = result.table[result.table["benchmark"] != "CAIT"]
+    cait = result.table["benchmark"] == "CAIT"
+    benchmarks = result.table[~cait] if cait.any() else result.table  # a filtered copy holds every response again
     if benchmarks.empty:
         with written_whole(args.out) as folder:
             result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)

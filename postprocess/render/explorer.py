@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from postprocess.inverse_scaling.analysis import Analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
@@ -357,24 +358,45 @@ def _plain(value: object) -> str | None:
     return None if value is None or value is pd.NA or value != value else str(value)
 
 
+def _values_at(column: pd.Series, positions: np.ndarray) -> np.ndarray:
+    """The column's values at `positions`, as objects. An Arrow-backed column is taken chunk by chunk: Arrow's take
+    on a column of many chunks first joins them, a copy of every response in the logs."""
+    if not hasattr(column.array, "__arrow_array__"):
+        return column.iloc[positions].to_numpy(dtype=object)
+    chunked = pa.chunked_array(column.array.__arrow_array__())
+    starts = np.cumsum([0, *(len(chunk) for chunk in chunked.chunks)])
+    chunk_of = np.searchsorted(starts, positions, side="right") - 1
+    values = np.empty(len(positions), dtype=object)
+    for index in np.unique(chunk_of):
+        mine = np.flatnonzero(chunk_of == index)
+        values[mine] = chunked.chunk(int(index)).take(pa.array(positions[mine] - starts[index])).to_pylist()
+    return values
+
+
 def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, list]]:
     """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
     analysed variant, one per model and question); per (benchmark, split, subtask, question_id), the options in
     the shown order as the first of its records that logs them has them). Built from whole columns (tolist), not
-    from DataFrame rows: at paper scale some 27,000 answers."""
+    from DataFrame rows: at paper scale some 27,000 answers. The rows are matched on the key columns alone and
+    only the matched rows' answers are taken: taking the candidate rows of the whole table first copied every
+    response of the logs (peak memory of report doubled on long responses; perf/bench_report_memory.py)."""
+    key_columns = ["model", *GROUP_KEY, "question_id"]
     keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object)
-    wanted = [c for c in ("response", "prediction", "correct", "match", "rule", "extraction_tier", "extra")
-              if c in table.columns]
     keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
             & table["question_id"].isin(set(keys["question_id"])))
-    rows = table.loc[keep, ["model", *GROUP_KEY, "question_id", *wanted]]
-    joined = keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
-                        on=["model", *GROUP_KEY, "question_id"], how="left")
-    count = len(joined)
-    columns = {name: joined[name].tolist() if name in joined.columns else [None] * count
-               for name in ["model", *GROUP_KEY, "question_id", *ANSWER_FIELDS, "correct", "extra"]}
+    # Columns first: .loc[rows, columns] takes the rows of every column (every response) before choosing columns.
+    candidates = table[key_columns][keep].astype(object).assign(_row=np.flatnonzero(keep.to_numpy()))
+    joined = keys.merge(candidates, on=key_columns, how="left")
+    count, found = len(joined), joined["_row"].notna().to_numpy()
+    positions = joined["_row"].to_numpy()[found].astype(np.int64)
+    columns = {name: joined[name].tolist() for name in key_columns}
+    for name in [*ANSWER_FIELDS, "correct", "extra"]:
+        values = np.full(count, None, dtype=object)
+        if name in table.columns:
+            values[found] = _values_at(table[name], positions)
+        columns[name] = values.tolist()
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, list[str]] = {}
     for model, benchmark, split, subtask, question, *fields, correct, extra in zip(*columns.values()):
