@@ -136,8 +136,21 @@ def write_task_set(task_set: TaskSet, out: Path) -> dict[str, Path]:
 
 
 # ---------------------------------------------------------------------------------------------- server
+def _require_client() -> None:
+    """The SDK is optional (not a dependency: it pins packages that clash with lmms-eval's): say how to get it."""
+    try:
+        import httpx  # noqa: F401
+        import label_studio_sdk  # noqa: F401
+    except ImportError as error:
+        raise LabelStudioError(
+            f"the Label Studio client cannot be imported ({error.name or error}): install it with `bash "
+            "scripts/setup_label_studio.sh` (label-studio-sdk 2.1.2 without its dependencies, and the `labelstudio` "
+            "extra: pip install 'vlm-inverse-scaling[labelstudio]')") from None
+
+
 def client_from_environment():
     """A label_studio_sdk.LabelStudio client for the server named by the environment."""
+    _require_client()
     from label_studio_sdk import LabelStudio
 
     missing = [name for name in (URL_VARIABLE, KEY_VARIABLE) if not os.environ.get(name)]

@@ -222,7 +222,8 @@ def run_cait_build_demo(out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.replace("python -m invscale_demo", prog) if prog
+                                     else __doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("runs/demo"))
     parser.add_argument("--fresh", action="store_true", help="delete the output folder first")
     parser.add_argument("--jobs", type=int, default=default_jobs(),
@@ -245,7 +246,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     print(f"\n[demo] done in {time.time() - started:.0f} s")
     print(f"  lmms-eval logs: {args.out.resolve() / 'logs'}")
     print(f"  report:         {report / 'report.html'} (and report.md, tables/, figures/)")
-
+    print(f"  note: the report uses {' '.join(REPORT_OPTIONS)}: the fixtures are small, so a comparison needs 10 shared "
+          "questions of a subtask to be eligible;\n        `invscale report` on these logs keeps the paper's default of "
+          "20 (--min-n 20) and finds fewer cases")
 
 if __name__ == "__main__":
     main()

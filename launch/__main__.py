@@ -109,7 +109,7 @@ def _key_values(text: str) -> str:
 
 
 def _parser(prog: str = "python -m launch") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__,
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.replace("python -m launch", prog),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:

@@ -267,7 +267,7 @@ def expand_tasks(items: Sequence[str], keep_groups: bool = False) -> list[tuple[
             runs.append((item, (item,)))
         else:
             raise PlanError(f"unknown task or group {item!r}; groups: {', '.join(GROUPS)}; "
-                            "tasks: `python -m lmms_eval_tasks list`")
+                            "tasks: `invscale tasks list`")
     if not runs:
         raise PlanError("no task selected")
     return list(dict.fromkeys(runs))

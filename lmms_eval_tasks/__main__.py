@@ -1,12 +1,13 @@
 """The benchmark tasks for lmms-eval: list them, check local data, write the task folder, install it.
 
-`fixtures DIR` then `install --from DIR/tasks` installs the bundled fixtures in two commands. Exit codes:
-0 done, 1 a check found problems (listed), 2 unusable input (the reason in one line)."""
+`invscale tasks fixtures DIR` then `install --from DIR/tasks` installs the bundled fixtures in two commands.
+Exit codes: 0 done, 1 a check found problems (listed), 2 unusable input (the reason in one line)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from invscale.options import add_tasks_dir_argument
@@ -27,9 +28,18 @@ def validated(data: dict[str, str], max_errors: int = MAX_REPORTED) -> bool:
     return not any(check.problems for check in checks)
 
 
-def build_parser(prog: str = "python -m lmms_eval_tasks", group: str | None = None) -> argparse.ArgumentParser:
+# invscale_demo.fixtures.write_fixtures ({base task: data path}), passed in by the `invscale` command: the fixtures
+# are the demo's, and this layer imports nothing above it.
+FixtureWriter = Callable[[Path], dict[str, str]]
+VALIDATE_HELP = ("check local benchmark data row by row (every bad row listed with file, row and field; exit 1 on "
+                 "any)")
+
+
+def build_parser(prog: str = "python -m lmms_eval_tasks", group: str | None = None,
+                 write_fixtures: FixtureWriter | None = None) -> argparse.ArgumentParser:
     """Every command (group None), or the CAIT folder commands under the short names `invscale cait` shows them by
-    (group "cait": validate, prepare), so that their usage line reads `invscale cait validate`."""
+    (group "cait": validate, prepare), so that their usage line reads `invscale cait validate`. `fixtures` exists
+    where a fixture writer is given (the `invscale` command gives the demo's)."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     if group == "cait":
@@ -37,8 +47,12 @@ def build_parser(prog: str = "python -m lmms_eval_tasks", group: str | None = No
         return parser
     data_help = ("point a base task at local data: TASK=PATH (parquet/json/jsonl/csv/tsv files, comma-joined, or a "
                  "save_to_disk folder); every row is validated first")
-    validate = commands.add_parser("validate", help="check local benchmark data row by row (every bad row listed "
-                                                    "with file, row and field; exit 1 on any)")
+    validate = commands.add_parser(
+        "validate", help=VALIDATE_HELP,
+        description="Check local benchmark data row by row before any model loads: every row through the task's "
+                    "adapter (gold among the options, options present), every image the question shows decoded, "
+                    "question ids unique. Each bad row is one line, `FILE row N (question ID): what is wrong`, N "
+                    "counted from 1 within the file. Exit 0: all valid; 1: bad rows (listed); 2: unusable input.")
     validate.add_argument("--data", action="append", default=[], metavar="TASK=PATH", help=data_help)
     add_tasks_dir_argument(validate, None, "check the local data of an exported task folder (every base task that "
                                            "reads local files)")
@@ -54,8 +68,10 @@ def build_parser(prog: str = "python -m lmms_eval_tasks", group: str | None = No
     check = commands.add_parser("check", help="where lmms-eval finds these tasks; warn when an installed copy "
                                               "shadows the task folder")
     add_tasks_dir_argument(check, TASKS_DIR, "the task folder lmms-eval is given (default: the package's tasks)")
-    fixtures = commands.add_parser("fixtures", help="write the bundled fixture datasets and a task folder reading them")
-    fixtures.add_argument("destination", type=Path)
+    if write_fixtures is not None:
+        fixtures = commands.add_parser("fixtures", help="write the bundled fixture datasets and a task folder reading "
+                                                        "them")
+        fixtures.add_argument("destination", type=Path)
     commands.add_parser("list", help="list the tasks and groups")
     commands.add_parser("generate", help="rewrite the task YAMLs and task_hooks.py from benchmarks.py (developers)")
     add_cait_commands(commands, prefix="cait-")
@@ -73,8 +89,9 @@ def add_cait_commands(commands, prefix: str) -> None:
     prepare.add_argument("out", type=Path)
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m lmms_eval_tasks", group: str | None = None) -> int:
-    args = build_parser(prog, group).parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "python -m lmms_eval_tasks", group: str | None = None,
+         write_fixtures: FixtureWriter | None = None) -> int:
+    args = build_parser(prog, group, write_fixtures).parse_args(argv)
     if group == "cait":  # the short names of the CAIT group are the cait-* commands
         args.command = f"cait-{args.command}"
     try:
@@ -117,8 +134,6 @@ def main(argv: list[str] | None = None, prog: str = "python -m lmms_eval_tasks",
             removed = uninstall()
             print(f"removed {removed}" if removed else "nothing installed")
         elif args.command == "fixtures":
-            from invscale_demo.fixtures import write_fixtures
-
             data = write_fixtures(args.destination / "data")
             print(export_tasks(args.destination / "tasks", data))
         elif args.command == "generate":

@@ -107,12 +107,28 @@ def question_of(doc: dict) -> Question:
 
 
 def doc_to_visual(doc: dict) -> list:
+    images, problems = visuals_and_problems(doc)
+    if problems:
+        raise DocError(problems[0])
+    return images
+
+
+def visuals_and_problems(doc: dict) -> tuple[list, list[str]]:
+    """The question's images that decode, and why each other one does not (the explorer shows a page without
+    them; a run stops at the first)."""
     question = question_of(doc)
     where = f"{question.benchmark} {question.question_id}"
     missing = [field for field in question.image_fields if doc.get(field) is None]
-    if missing and not question.images_optional:
-        raise DocError(f"{where}: image field(s) {missing} are empty but the question needs them")
-    return [load_image(doc[field], f"{where} field '{field}'") for field in question.image_fields if field not in missing]
+    problems = [f"{where}: image field(s) {missing} are empty but the question needs them"] if (
+        missing and not question.images_optional) else []
+    images = []
+    for field in question.image_fields:
+        if field not in missing:
+            try:
+                images.append(load_image(doc[field], f"{where} field '{field}'"))
+            except DocError as error:
+                problems.append(str(error))
+    return images, problems
 
 
 def scored_visuals(doc: dict) -> list:

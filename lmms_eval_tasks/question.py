@@ -54,18 +54,40 @@ class Question:
         return cls(**json.loads(text))
 
 
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
+
+
+def _decoded(source: Any, where: str) -> Image.Image:
+    # Image.open reads only the header: convert() decodes, where a damaged file fails.
+    try:
+        with Image.open(source) as image:
+            return image.convert("RGB")
+    except FileNotFoundError:
+        raise DocError(f"{where}: no such file") from None
+    except Image.DecompressionBombError as error:
+        raise DocError(f"{where}: refused, too large to decode safely ({error})") from None
+    except Image.UnidentifiedImageError:  # its message would print the in-memory file's repr
+        raise DocError(f"{where}: not a readable image (not a format Pillow reads, or empty)") from None
+    except (OSError, ValueError, SyntaxError) as error:  # UnidentifiedImageError is an OSError
+        raise DocError(f"{where}: not a readable image ({error})") from None
+
+
 def load_image(value: Any, where: str) -> Image.Image:
-    """PIL images, datasets' {'bytes','path'} dicts, file paths and base64 strings (VLMEvalKit TSVs)."""
+    """PIL images, datasets' {'bytes','path'} dicts, file paths and base64 strings (VLMEvalKit TSVs). An image
+    that cannot be decoded (missing, empty, damaged, or above Pillow's decompression-bomb limit) is a DocError
+    naming the field and, for a file, its path."""
     if isinstance(value, Image.Image):
         return value.convert("RGB")
     if isinstance(value, dict) and (value.get("bytes") or value.get("path")):
-        source = io.BytesIO(value["bytes"]) if value.get("bytes") else value["path"]
-        return Image.open(source).convert("RGB")
+        if value.get("bytes"):
+            return _decoded(io.BytesIO(value["bytes"]), f"{where} (image bytes)")
+        return _decoded(value["path"], f"{where} (image file {value['path']})")
     if isinstance(value, str) and value:
-        if len(value) < 4096 and os.path.isfile(value):
-            return Image.open(value).convert("RGB")
+        if len(value) < 4096 and (os.path.isfile(value) or value.lower().endswith(IMAGE_SUFFIXES)):
+            return _decoded(value, f"{where} (image file {value})")
         try:
-            return Image.open(io.BytesIO(base64.b64decode(value))).convert("RGB")
-        except (ValueError, OSError) as error:
-            raise DocError(f"{where}: image string is neither a file path nor base64 image data ({error})") from None
+            data = base64.b64decode(value)
+        except ValueError as error:
+            raise DocError(f"{where}: image string is neither an existing file nor base64 ({error})") from None
+        return _decoded(io.BytesIO(data), f"{where} (base64 image)")
     raise DocError(f"{where}: image is {type(value).__name__}, not an image, path or base64 string")

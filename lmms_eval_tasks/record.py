@@ -16,9 +16,12 @@ from typing import Any
 
 from .benchmarks import BENCHMARK_NAMES, SPLIT_NAMES
 from .question import LETTERS, MCQ
+from .variants import VARIANTS
 
 BENCHMARKS = BENCHMARK_NAMES  # the allowed `benchmark` labels, in the paper's order (benchmarks.py)
 SPLITS = SPLIT_NAMES
+VARIANT_NAMES = tuple(VARIANTS)  # the allowed `variant` labels of our own logs (an imported file names its own)
+CAIT_OPTION_COUNT = 2  # a CAIT scene's two sentences (cait.py): its letters are A and B, options listed or not
 MATCH_KINDS = ("letter", "option_text", "yes_no", "numeric", "exact", "judge", "none")
 # Why extraction gave no prediction (optional field `abstain_reason`; null when the rules gave one):
 #   empty               nothing outside the reasoning block
@@ -146,6 +149,8 @@ def validate_record(record: Any, imported: bool = False) -> dict:
             raise RecordError(problem)
     elif record["benchmark"] not in BENCHMARKS:
         raise RecordError(f"per_question field 'benchmark' is {record['benchmark']!r}, not one of {BENCHMARKS}")
+    elif record["variant"] not in VARIANT_NAMES:
+        raise RecordError(f"per_question field 'variant' is {record['variant']!r}, not one of {VARIANT_NAMES}")
     if record["match"] not in MATCH_KINDS:
         raise RecordError(f"per_question field 'match' is {record['match']!r}, not one of {MATCH_KINDS}")
     if record["match"] == "none" and record["correct"] is True:
@@ -165,7 +170,8 @@ def validate_record(record: Any, imported: bool = False) -> dict:
                           "(a judge's answer is match 'judge' exactly when its status is 'settled')")
     if status is not None and not (isinstance(record.get("judge"), str) and isinstance(record.get("judge_model"), str)):
         raise RecordError("per_question has a judge_status but no judge / judge_model names")
-    outside = letter_outside_options(record.get("kind"), record.get("options"), record["gold"], record["prediction"])
+    outside = letter_outside_options(record.get("kind"), record.get("options"), record["gold"], record["prediction"],
+                                     record["benchmark"])
     if outside is not None:
         raise RecordError(outside)
     tier = record.get("extraction_tier")
@@ -179,14 +185,19 @@ def validate_record(record: Any, imported: bool = False) -> dict:
     return record
 
 
-def letter_outside_options(kind: Any, options: Any, gold: Any, prediction: Any) -> str | None:
+def letter_outside_options(kind: Any, options: Any, gold: Any, prediction: Any, benchmark: Any = None) -> str | None:
     """A multiple-choice record's gold or prediction letter that names none of its options (gold "C" of
-    two), as a RecordError message; None when both name an option or the record lists no options."""
-    if kind != MCQ or type(options) is not list or not options:
+    two), as a RecordError message; None when both name an option or the record lists no options (a CAIT
+    record is held to its scene's two options whether it lists them or not)."""
+    if benchmark == "CAIT":
+        count = CAIT_OPTION_COUNT
+    elif kind != MCQ or type(options) is not list or not options:
         return None
-    letters = LETTERS[:len(options)]
+    else:
+        count = len(options)
+    letters = LETTERS[:count]
     for field, value in (("gold", gold), ("prediction", prediction)):
         if type(value) is str and value not in letters:
-            return (f"per_question field '{field}' is {value!r}, not the letter of one of its {len(options)} "
+            return (f"per_question field '{field}' is {value!r}, not the letter of one of its {count} "
                     f"options ({', '.join(letters)})")
     return None

@@ -7,9 +7,10 @@ the model has loaded, as a single error about the first bad row. Here every row 
 adapter (adapters.py: the code lmms-eval's process_docs runs), every image the question shows is decoded,
 question ids are checked for duplicates, and every bad row is listed with its file, row and field.
 
-Rows are numbered from 1 within their file (a JSON Lines file's line, a CSV's record after the header, a
-parquet file's row); a save_to_disk folder's rows are numbered within its split. Only local data can be
-checked: a task that reads a hub dataset is listed as not checked, never as valid.
+Each bad row is one line, `FILE row N (question ID): what is wrong`: rows are numbered from 1 within their file
+(a JSON Lines file's line, a CSV's record after the header, a parquet file's row), the only numbering on the
+line; a save_to_disk folder's rows are numbered within its split. Only local data can be checked: a task that
+reads a hub dataset is listed as not checked, never as valid.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class DataCheck:
     def summary(self, limit: int = MAX_REPORTED) -> str:
         if not self.problems:
             return f"{self.task}: {self.questions} valid questions in {self.rows} rows of {self.source}"
-        lines = [f"{self.task}: {len(self.problems)} bad row(s) among {self.rows} rows of {self.source}:"]
+        lines = [f"{self.task}: {len(self.problems)} bad row(s) among {self.rows} rows of {self.source}:" if self.rows
+                 else f"{self.task}: no rows in {self.source}:"]
         lines += [f"  {problem}" for problem in self.problems[:limit]]
         if len(self.problems) > limit:
             lines.append(f"  ... and {len(self.problems) - limit} more (raise --max-errors to list them)")
@@ -58,6 +60,7 @@ def _parts(block: Mapping) -> Iterator[tuple[str, object]]:
     """(file label, datasets.Dataset) for each file of a dataset block, or the saved split of a folder, in the
     order lmms-eval concatenates them; images left undecoded (they are decoded one by one below)."""
     import datasets
+    import pyarrow.parquet
 
     split = block["test_split"]
     kwargs = dict(block.get("dataset_kwargs") or {})
@@ -66,6 +69,9 @@ def _parts(block: Mapping) -> Iterator[tuple[str, object]]:
         return
     files = _file_list(kwargs.pop("data_files"), split)
     for path in files:
+        if str(path).endswith(".parquet") and pyarrow.parquet.ParquetFile(path).metadata.num_rows == 0:
+            yield path, datasets.Dataset(pyarrow.parquet.read_table(path))  # datasets' builder fails on no rows
+            continue
         dataset = datasets.load_dataset(block["dataset_path"], data_files={split: [path]}, split=split, **kwargs)
         yield path, dataset
 
@@ -101,6 +107,21 @@ def _image_problems(question: Question, row: Mapping) -> list[str]:
     return problems
 
 
+ID_COLUMNS = ("index", "id", "question_id", "pid", "idx")  # the adapters' question-id columns (ScienceQA has none)
+
+
+def _row_id(row: Mapping) -> str:
+    found = next((row[name] for name in ID_COLUMNS if _has_value(row.get(name))), None)
+    return "no question id" if found is None else f"question {str(found)!r}"
+
+
+def _without_adapter_place(message: str, benchmark: str) -> str:
+    """An adapter's DocError without its own place (`MMBench row 2: `, the 0-based position lmms-eval's runs
+    name): the line already says the file's row and the question."""
+    place, separator, detail = message.partition(": ")
+    return detail if separator and place.startswith(f"{benchmark} ") else message
+
+
 def check_block(task: str, block: Mapping, source: str) -> DataCheck:
     """Every row of the data a dataset block points at, through `task`'s adapter (see the module docstring)."""
     spec = BY_TASK[task]
@@ -109,6 +130,8 @@ def check_block(task: str, block: Mapping, source: str) -> DataCheck:
     made: list[tuple[str, Question]] = []
     position = 0
     for label, dataset in _parts(block):
+        if len(dataset) == 0:
+            check.problems.append(f"{label}: the file has no rows")
         for number, row in enumerate(_undecoded(dataset), 1):
             check.rows += 1
             where = f"{label} row {number}"
@@ -118,11 +141,11 @@ def check_block(task: str, block: Mapping, source: str) -> DataCheck:
             try:
                 question = adapter(row, position - 1, spec)
             except DocError as error:
-                check.problems.append(f"{where}: {error}")
+                check.problems.append(f"{where} ({_row_id(row)}): {_without_adapter_place(str(error), spec.name)}")
                 continue
             problems = _image_problems(question, row)
             if problems:
-                check.problems.append(f"{where}: " + "; ".join(problems))
+                check.problems.append(f"{where} (question {question.question_id!r}): " + "; ".join(problems))
                 continue
             made.append((where, question))
     if spec.finalize:
@@ -133,7 +156,8 @@ def check_block(task: str, block: Mapping, source: str) -> DataCheck:
     first: dict[str, str] = {}
     for where, question in made:
         if question.question_id in first:
-            check.problems.append(f"{where}: question id {question.question_id!r} repeats {first[question.question_id]}")
+            check.problems.append(f"{where} (question {question.question_id!r}): the question id repeats "
+                                  f"{first[question.question_id]}")
         first.setdefault(question.question_id, where)
     check.questions = len(made)
     return check

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ["invscale", "lmms_eval_tasks", "postprocess", "model_configs", "launch", "lmms_eval_models", "invscale_demo", "perf",
+PACKAGES = ["invscale", "invscale_cli", "lmms_eval_tasks", "postprocess", "model_configs", "launch", "lmms_eval_models", "invscale_demo", "perf",
             "tests"]
 VERMIN = "import sys; from vermin import main; sys.exit(main())"  # vermin has no `python -m vermin`
 
@@ -53,3 +53,17 @@ def test_the_patch_releases_whose_wheels_lack_task_files_are_excluded():
     lmms_eval = next(Requirement(line.strip().strip('",')) for line in pyproject.splitlines()
                      if line.strip().startswith('"lmms-eval'))
     assert [version for version in ("0.7", "0.7.1", "0.7.2", "0.7.3") if version in lmms_eval.specifier] == ["0.7", "0.7.3"]
+
+
+def test_torch_is_bounded_to_the_release_setup_installs_and_ci_tests():
+    """docs/installing.md: torch is bounded, not tested at its newest; the bound holds setup.sh's pin."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    dependencies = [Requirement(line.strip().strip('",')) for line in (REPO / "pyproject.toml").read_text().splitlines()
+                    if line.strip().startswith(('"torch>=', '"torchvision>='))]
+    pins = dict(re.findall(r"\b(torch|torchvision)==([\d.]+)", (REPO / "scripts" / "setup.sh").read_text()))
+    assert {r.name for r in dependencies} == {"torch", "torchvision"} == set(pins)
+    for requirement in dependencies:
+        assert requirement.specifier.contains(pins[requirement.name])
+        assert requirement.specifier.contains(Version(importlib.metadata.version(requirement.name)).base_version)

@@ -32,10 +32,21 @@ DESCRIPTION = ("Reads lmms-eval logs and writes the inverse-scaling analysis, th
                "call fails for good (completed calls are cached: rerun to continue).")
 
 
+GROUP_DESCRIPTIONS = {
+    "judges": ("LLM judges over lmms-eval logs: adjudicate (a judge shown the image(s) settles the answers the "
+               "extraction rules left unparsed) and taxonomy (the error taxonomy of the cases' flips by two blinded "
+               "judges). Exits 2 with a one-line reason on unusable input, 1 when a judge call fails for good "
+               "(completed calls are cached: rerun to continue)."),
+    "human": ("Human annotation through Label Studio: export (task sets, and with --server a project), import (the "
+              "annotations of a project or an export file) and stats (agreement, CAIT Table 12, failure modes). "
+              "Exits 2 with a one-line reason on unusable input."),
+}
+
+
 def build_parser(prog: str = "python -m postprocess", group: str | None = None) -> argparse.ArgumentParser:
     """Every command (group None), or one group under its short names as `invscale` shows them: "report", "human"
     (export, import, stats), "judges" (adjudicate, taxonomy), "cait" (reeval)."""
-    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog=prog, description=GROUP_DESCRIPTIONS.get(group, DESCRIPTION))
     commands = parser.add_subparsers(dest="command", required=True)
     if group == "report":
         report.add(commands)

@@ -261,9 +261,22 @@ def _megabytes(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of megabytes: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"megabytes must be 0 (no budget) or more, not {text!r}")
+    if not 0 <= value < float("inf"):  # NaN and inf too: int() of the bytes would fail later
+        raise argparse.ArgumentTypeError(f"megabytes must be a finite number, 0 (no budget) or more, not {text!r}")
     return value
+
+
+def _add_image_problems(path, problems, image_problems: list[tuple[str, str, str]]) -> None:
+    """problems.csv with the explorer's unreadable images added (after the explorer has read them), each said once
+    on the console."""
+    import pandas as pd
+
+    rows = pd.DataFrame([{"kind": "unreadable_image", "action": "left out of the explorer page", "benchmark": benchmark,
+                          "field": "image", "detail": f"question {question_id}: {why}"}
+                         for benchmark, question_id, why in dict.fromkeys(image_problems)])
+    pd.concat([problems, rows], ignore_index=True).to_csv(path, index=False)
+    print(f"warning: {len(rows)} image(s) of flipped questions cannot be read and are left out of their explorer "
+          f"pages (first: {rows['detail'].iloc[0]}); problems.csv lists them", file=sys.stderr)
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -291,7 +304,8 @@ def run_report(args: argparse.Namespace) -> int:
         ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items, baseline)),
     ]
     # CAIT is not one of the paper's benchmark splits: it has its own section, never pairwise flips.
-    benchmarks = result.table[result.table["benchmark"] != "CAIT"]
+    cait = result.table["benchmark"] == "CAIT"
+    benchmarks = result.table[~cait] if cait.any() else result.table  # a filtered copy holds every response again
     if benchmarks.empty:
         with written_whole(args.out) as folder:
             result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
@@ -312,6 +326,8 @@ def run_report(args: argparse.Namespace) -> int:
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings, analysis.unsettled),
                       extra_sections=sections, figure_subtasks=args.figure_subtask or None,
                       figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)
+        if explorer is not None and explorer.image_problems:
+            _add_image_problems(folder.staging / PROBLEMS_FILE, result.problems, explorer.image_problems)
     _say_kept(folder)
     if len(settings):
         pairs = settings[["family", "small", "large"]].drop_duplicates()

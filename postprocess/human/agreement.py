@@ -192,20 +192,21 @@ def annotator_scores(annotations: pd.DataFrame, items: pd.DataFrame) -> pd.DataF
 def cait_baseline_tables(annotations: pd.DataFrame, items: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """CAIT Table 12 and the human row of the CAIT tables:
     - annotators: annotator_scores
-    - summary: annotators, items, mean and standard deviation (n-1) over annotators of accuracy, macro
+    - summary: annotators, items (annotated; unannotated: the set's others), mean and standard deviation (n-1) over annotators of accuracy, macro
       F1 and seconds per item, and Fleiss' kappa with the items it used
     - baseline: baseline_row
     - pairwise: agreement and Cohen's kappa per pair of annotators."""
     scores = annotator_scores(annotations, items)
     ratings = ratings_matrix(annotations, items, CAIT_ANSWERS)
     agreement = fleiss(ratings, CAIT_ANSWERS)
-    summary = {"annotators": len(scores), "items": len(items)}
+    annotated = int(annotations["item_key"].nunique())
+    # items: the scenes someone annotated, those the accuracies are over (as the baseline's n)
+    summary = {"annotators": len(scores), "items": annotated, "unannotated": len(items) - annotated}
     for column in ("accuracy", "macro_f1", "seconds_per_item"):
         summary[f"{column}_mean"] = float(scores[column].mean())
         summary[f"{column}_std"] = float(scores[column].std(ddof=1))
     summary["fleiss_kappa"] = agreement["fleiss_kappa"].iloc[0]
     summary["fleiss_items"] = int(agreement["items"].iloc[0])
-    annotated = int(annotations["item_key"].nunique())
     baseline = baseline_row(scores, annotated, unannotated=len(items) - annotated)
     return {"annotators": scores, "summary": pd.DataFrame([summary]), "baseline": baseline,
             "pairwise": pairwise_agreement(ratings, CAIT_ANSWERS)}

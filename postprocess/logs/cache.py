@@ -248,6 +248,11 @@ def _read_entry(entry: Path, fingerprint: str) -> ingest.IngestResult:
     return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True)
 
 
+# Rows per Parquet row group of a cache entry: the writer holds a whole row group encoded before it writes it, so
+# one group of all rows held a second copy of every response (perf/bench_report_memory.py).
+ROW_GROUP_ROWS = 4096
+
+
 def _write_entry(entry: Path, result: ingest.IngestResult, fingerprint: str, dirs: list[str]) -> None:
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
@@ -255,7 +260,7 @@ def _write_entry(entry: Path, result: ingest.IngestResult, fingerprint: str, dir
         recorded = {}
         for name in ingest.FRAMES:
             path = staging / f"{name}.parquet"
-            getattr(result, name).to_parquet(path, index=False)
+            getattr(result, name).to_parquet(path, index=False, row_group_size=ROW_GROUP_ROWS)
             recorded[name] = [path.stat().st_size, content_hash(path)]
         meta = {"fingerprint": fingerprint, "dirs": dirs, "counts": result.counts, "frames": recorded}
         (staging / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")

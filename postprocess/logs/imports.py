@@ -42,6 +42,7 @@ import math
 import multiprocessing
 import os
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,12 +121,21 @@ def _text_table(rows: list[dict]) -> pa.Table:
     return pa.table({name: pa.array([_text(row.get(name)) for row in rows], pa.large_string()) for name in names})
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
     """A JSONL file's rows, their line numbers and the lines that hold no row: Arrow's reader when every line is a
-    row of consistent types, else line by line (each bad line reported)."""
+    row of consistent types, else line by line (each bad line reported, a line that is not UTF-8 too: Arrow would
+    take its bytes as text)."""
     data = path.read_bytes()
     n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    if data and b"\n\n" not in data and not data.startswith(b"\n"):  # a blank line Arrow skips: row count differs
+    if data and b"\n\n" not in data and not data.startswith(b"\n") and _is_utf8(data):  # a blank line Arrow skips
         try:
             table = pyarrow.json.read_json(path)
             if table.num_rows == n_lines:
@@ -138,8 +148,8 @@ def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]
         if not raw.strip():
             continue
         try:
-            value = msgspec.json.decode(raw)
-        except msgspec.DecodeError as error:
+            value = msgspec.json.decode(raw.decode("utf-8"))
+        except (msgspec.DecodeError, UnicodeDecodeError) as error:
             bad.append((number, f"not valid JSON: {error}"))
             continue
         if not isinstance(value, dict):
@@ -178,7 +188,8 @@ def read_file(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
             table, first = pa.Table.from_pandas(frame, preserve_index=False), 2
     except FileNotFoundError:
         raise ImportFormatError(f"{path}: no such file") from None
-    except (OSError, ValueError, KeyError, UnicodeDecodeError) as error:  # Arrow's and pandas' errors are ValueErrors
+    # Arrow's and pandas' errors are ValueErrors; openpyxl lets a damaged .xlsx's BadZipFile through
+    except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as error:
         raise ImportFormatError(f"{path}: cannot be read as {suffix[1:]}: {str(error).strip()}") from None
     return table, np.arange(first, first + table.num_rows, dtype=np.int64), []
 

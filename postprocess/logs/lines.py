@@ -10,14 +10,14 @@ hands every other line to the full parser:
   float's range and unpaired surrogate escapes, and both keep the last of repeated keys, so a line it
   reads has the same values;
 - the record has each REQUIRED_FIELDS field with its type (msgspec never turns a bool into an int, and
-  neither does validate_record's tuple of types), a known benchmark and match, a non-empty question_id,
+  neither does validate_record's tuple of types), a known benchmark, variant and match, a non-empty question_id,
   `rule` and `kind` strings or null, an `abstain_reason` of ABSTAIN_REASONS or null, an `extraction_tier`
   of EXTRACTION_TIERS (not "judge") exactly when there is a prediction, or none, a `candidate` string or
   null, and no other fields than `response`, `options`, `permutation` and `details` (a judged record, a
   minority, takes the full parser and its checks);
 - not match "none" with correct true, not match "judge", an abstain_reason only beside match "none", a
-  multiple-choice gold and prediction that name one of its options (record.letter_outside_options); the
-  response is the record's own `response` when it has one, else
+  multiple-choice gold and prediction that name one of its options, a CAIT one's of its scene's two
+  (record.letter_outside_options); the response is the record's own `response` when it has one, else
   filtered_resps / resps, read by the same function as the full parser's (record.line_response).
 tests/postprocess/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
 
@@ -45,8 +45,8 @@ import pyarrow as pa
 
 from lmms_eval_tasks.extraction import tier_of
 from lmms_eval_tasks.record import (ABSTAIN_REASONS, BENCHMARKS, EXTRACTION_TIERS, MATCH_KINDS, OPTIONAL_FIELDS,
-                                    REQUIRED_FIELDS, RecordError, letter_outside_options, line_response,
-                                    validate_record)
+                                    REQUIRED_FIELDS, VARIANT_NAMES, RecordError, letter_outside_options,
+                                    line_response, validate_record)
 
 # Optional record fields with their own categorical columns; other non-contract fields go to `extra`.
 # `extraction_tier` of a record written before the field is derived from its rule and match (extraction.tier_of).
@@ -162,7 +162,7 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     split: str
     subtask: str
     question_id: Annotated[str, msgspec.Meta(min_length=1)]
-    variant: str
+    variant: Literal[VARIANT_NAMES]  # type: ignore[valid-type]
     gold: str | list | None
     prediction: str | None
     correct: bool | None
@@ -246,7 +246,8 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
                 continue
             if (response is None or match == "judge" or match == "none" and record.correct is True
                     or reason is not None and reason is not unset and match != "none"
-                    or letter_outside_options(record.kind, record.options, record.gold, record.prediction)):
+                    or letter_outside_options(record.kind, record.options, record.gold, record.prediction,
+                                              record.benchmark)):
                 _parse_fully(raw, line_no, rows, problems)
                 continue
             details, options, permutation = record.details, record.options, record.permutation

@@ -36,6 +36,7 @@ class QuestionSourceError(ValueError):
 class ShownQuestion:
     question: Question  # as the variant showed it (options in the shown order, gold remapped)
     images: tuple[bytes, ...]  # PNG bytes (or reload_questions' `encode` of them), in the order the model got them
+    image_problems: tuple[str, ...] = ()  # with partial_images: why each image not in `images` could not be read
 
 
 def _yaml_block(tasks_dir: Path, base: str) -> dict:
@@ -81,11 +82,15 @@ def load_split(block: dict, where: str):
 
 def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Path | None = None,
                      data: Mapping[str, str] | None = None,
-                     encode: Callable[[Any], Any] | None = None) -> dict[tuple[str, str, str, str], ShownQuestion]:
+                     encode: Callable[[Any], Any] | None = None,
+                     partial_images: bool = False) -> dict[tuple[str, str, str, str], ShownQuestion]:
     """(benchmark, split, question_id, variant) -> the question as shown, with its images: PNG bytes, or what
     `encode` makes of each image doc_to_visual gives (the explorer takes the PIL images as they are: a PNG of a
-    1024 x 1024 photo costs about 0.8 s to encode)."""
-    from lmms_eval_tasks.hooks import QUESTION_COLUMN, doc_to_visual, questions_for
+    1024 x 1024 photo costs about 0.8 s to encode). An image that cannot be read is a DocError (a judge must see
+    every image), or with `partial_images` left out and said in image_problems (the explorer shows the rest)."""
+    import datasets
+
+    from lmms_eval_tasks.hooks import QUESTION_COLUMN, doc_to_visual, questions_for, visuals_and_problems
     from lmms_eval_tasks.variants import VARIANTS, apply_variant
     from invscale.judges.client import image_bytes
 
@@ -106,12 +111,16 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
         if absent:
             raise QuestionSourceError(f"{where}: no question {absent[0]!r} ({len(absent)} of the wanted questions "
                                       "are missing): were the logs made from other data?")
+        # Images decoded by load_image, not by datasets: a file that cannot be read is then said for its question.
+        dataset = dataset.cast(datasets.Features({name: datasets.Image(decode=False) if isinstance(
+            feature, datasets.Image) else feature for name, feature in dataset.features.items()}))
         for question_id, variant in sorted(keys):
             if variant not in VARIANTS:
                 raise QuestionSourceError(f"{where}: question {question_id!r} has unknown variant {variant!r}")
             position, question = index[question_id]
             question = apply_variant(question, VARIANTS[variant])
             doc = {**dataset[position], QUESTION_COLUMN: question.to_json()}
+            images, problems = visuals_and_problems(doc) if partial_images else (doc_to_visual(doc), [])
             shown[(benchmark, split, question_id, variant)] = ShownQuestion(
-                question, tuple((encode or image_bytes)(image) for image in doc_to_visual(doc)))
+                question, tuple((encode or image_bytes)(image) for image in images), tuple(problems))
     return shown

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from lmms_eval_tasks.extraction import RULES, describe
 from postprocess.inverse_scaling.analysis import Analysis
@@ -74,6 +75,9 @@ class ExplorerInput:
     cache_dir: Path | None = None  # reloaded questions and their image files, kept for the next report
     refresh: bool = False  # reload every question, replacing the cached ones
     max_bytes: int | None = MAX_BYTES  # the folder's budget: full-size images are capped to fit it (_fit_images)
+    # Filled by write_explorer: (benchmark, question_id, why) of each image left out because it cannot be read,
+    # for problems.csv (the page shows the question without it and says why).
+    image_problems: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def _digest(*parts: object) -> str:
@@ -150,7 +154,7 @@ def _shown_payload(shown) -> dict:
     """A reloaded question's entry; its images are already stored (the records of _store_image)."""
     question = shown.question
     return {"text": question.text, "hint": question.hint, "options": list(question.options),
-            "images": list(shown.images)}
+            "images": list(shown.images), "image_problems": list(shown.image_problems)}
 
 
 def _place(names: set[str], cache: Path, folder: Path) -> None:
@@ -195,7 +199,7 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
                     (store / part).mkdir(parents=True, exist_ok=True)
                 # Each image stored as soon as it is read (a split's thousands of decoded photos would not fit
                 # in memory): the reloaded question holds its image records.
-                for key, shown in reload_questions(missing, source.tasks_dir, source.data,
+                for key, shown in reload_questions(missing, source.tasks_dir, source.data, partial_images=True,
                                                    encode=lambda image: _store_image(image, store)).items():
                     cached["\x1f".join(key[2:])] = _shown_payload(shown)
                 if source.cache_dir is not None:
@@ -203,6 +207,7 @@ def _questions(wanted: list[tuple[str, str, str, str]], source: ExplorerInput,
             files = set()
             for key in keys:
                 payloads[key] = payload = cached["\x1f".join(key[2:])]
+                source.image_problems.extend((key[0], key[2], why) for why in payload.get("image_problems", ()))
                 files.update(name for image in payload["images"] for name in (image["full"], image["thumb"]))
             if store != folder:
                 _place(files, store, folder)
@@ -362,25 +367,52 @@ def _plain(value: object) -> str | None:
     return None if value is None or value is pd.NA or value != value else str(value)
 
 
+def _values_at(column: pd.Series, positions: np.ndarray) -> np.ndarray:
+    """The column's values at `positions`, as objects. An Arrow-backed column is taken chunk by chunk: Arrow's take
+    on a column of many chunks first joins them, a copy of every response in the logs."""
+    if not hasattr(column.array, "__arrow_array__"):
+        return column.iloc[positions].to_numpy(dtype=object)
+    chunked = pa.chunked_array(column.array.__arrow_array__())
+    starts = np.cumsum([0, *(len(chunk) for chunk in chunked.chunks)])
+    chunk_of = np.searchsorted(starts, positions, side="right") - 1
+    values = np.empty(len(positions), dtype=object)
+    for index in np.unique(chunk_of):
+        mine = np.flatnonzero(chunk_of == index)
+        values[mine] = chunked.chunk(int(index)).take(pa.array(positions[mine] - starts[index])).to_pylist()
+    return values
+
+
 def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, list]]:
     """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
     analysed variant, one per model and question); per (benchmark, split, subtask, question_id), the options in
     the shown order as the first of its records that logs them has them). Built from whole columns (tolist), not
-    from DataFrame rows: at paper scale some 27,000 answers."""
+    from DataFrame rows: at paper scale some 27,000 answers. The rows are matched on the key columns alone and
+    only the matched rows' answers are taken: taking the candidate rows of the whole table first copied every
+    response of the logs (peak memory of report doubled on long responses; perf/bench_report_memory.py)."""
+    key_columns = ["model", *GROUP_KEY, "question_id"]
     keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object)
-    wanted = [c for c in ("response", "prediction", "correct", "match", "rule", "extraction_tier", "candidate",
-                          "extra") if c in table.columns]
     keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
             & table["question_id"].isin(set(keys["question_id"])))
-    rows = table.loc[keep, ["model", *GROUP_KEY, "question_id", *wanted]]
-    rows = rows.assign(settled_by=settled_by(rows).astype(object))
-    joined = keys.merge(rows.astype({c: object for c in ["model", *GROUP_KEY, "question_id"]}),
-                        on=["model", *GROUP_KEY, "question_id"], how="left")
-    count = len(joined)
-    columns = {name: joined[name].tolist() if name in joined.columns else [None] * count
-               for name in ["model", *GROUP_KEY, "question_id", *ANSWER_FIELDS, "settled_by", "correct", "extra"]}
+    # Columns first: .loc[rows, columns] takes the rows of every column (every response) before choosing columns.
+    candidates = table[key_columns][keep].astype(object).assign(_row=np.flatnonzero(keep.to_numpy()))
+    joined = keys.merge(candidates, on=key_columns, how="left")
+    count, found = len(joined), joined["_row"].notna().to_numpy()
+    positions = joined["_row"].to_numpy()[found].astype(np.int64)
+    columns = {name: joined[name].tolist() for name in key_columns}
+    taken = {}
+    for name in [*ANSWER_FIELDS, "correct", "extra"]:
+        values = np.full(count, None, dtype=object)
+        if name in table.columns:
+            values[found] = _values_at(table[name], positions)
+        taken[name] = values
+    settled = np.full(count, None, dtype=object)
+    settled[found] = settled_by(pd.DataFrame({name: taken[name][found] for name in ("match", "extraction_tier",
+                                                                                    "extra")})).astype(object)
+    columns.update({name: taken[name].tolist() for name in ANSWER_FIELDS})
+    columns["settled_by"] = settled.tolist()
+    columns.update({name: taken[name].tolist() for name in ("correct", "extra")})
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, list[str]] = {}
     for model, benchmark, split, subtask, question, *fields, settled, correct, extra in zip(*columns.values()):
@@ -663,6 +695,8 @@ SCRIPT = r"""
                    esc(qid) + '" data-src="../' + esc(image.thumb) + '"></a>');
       parts.push('</div>');
     }
+    if (q && q.image_problems && q.image_problems.length)
+      parts.push('<p class="note missing">' + esc('Left out, cannot be read: ' + q.image_problems.join('; ')) + '</p>');
     if (q && q.hint) parts.push('<p class="hint">' + esc('Hint: ' + q.hint) + '</p>');
     if (q && q.text) parts.push('<p class="question">' + esc(q.text) + '</p>');
     if (q && q.options && q.options.length) {

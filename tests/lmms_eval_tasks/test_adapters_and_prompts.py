@@ -206,3 +206,33 @@ def test_the_identity_variant_re_asks_the_direct_prompt_unchanged(task):
         assert shown.variant == "identity" and original.variant == "direct"
         assert (shown.question_id, shown.options, shown.gold, shown.permutation) == \
                (original.question_id, original.options, original.gold, None)
+
+
+# ---------------------------------------------------------------------------------------------- images
+def test_an_image_that_cannot_be_decoded_is_a_doc_error_naming_it(tmp_path, monkeypatch):
+    import io
+
+    from PIL import Image
+
+    from lmms_eval_tasks.question import DocError, load_image
+
+    picture = tmp_path / "big.png"
+    Image.new("L", (100, 100)).save(picture)
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    damaged = io.BytesIO()
+    Image.new("RGB", (50, 50), "red").save(damaged, format="PNG")
+    cases = {
+        str(tmp_path / "gone.png"): r"gone\.png\): no such file",
+        str(empty): r"empty\.png\): not a readable image",
+        "not/base64!": r"neither an existing file nor base64",
+        "aGVsbG8=": r"\(base64 image\): not a readable image",
+    }
+    for value, message in cases.items():
+        with pytest.raises(DocError, match=rf"^X field 'image'.*{message}"):
+            load_image(value, "X field 'image'")
+    with pytest.raises(DocError, match=r"\(image bytes\): not a readable image"):
+        load_image({"bytes": damaged.getvalue()[:60], "path": None}, "X field 'image'")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 100 x 100 is above twice it: Pillow's bomb error
+    with pytest.raises(DocError, match=r"big\.png\): refused, too large to decode safely"):
+        load_image(str(picture), "X field 'image'")

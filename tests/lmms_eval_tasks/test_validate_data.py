@@ -42,9 +42,12 @@ def test_every_bad_row_is_listed_with_its_file_row_and_field(tmp_path):
     check = check_data("invscale_mmbench_dev_en", str(path))
     assert (check.rows, check.questions, len(check.problems)) == (6, 3, 3)
     gold, gap, image = check.problems
-    assert gold.startswith(f"{path} row 2: ") and "answer 'E' is not one of the 4 option letters" in gold
-    assert gap.startswith(f"{path} row 3: ") and "option columns ['A', 'C', 'D'] leave a gap" in gap
-    assert image.startswith(f"{path} row 5: ") and "field 'image'" in image
+    assert gold == f"{path} row 2 (question '1'): answer 'E' is not one of the 4 option letters"
+    assert gap.startswith(f"{path} row 3 (question '2'): ") and "option columns ['A', 'C', 'D'] leave a gap" in gap
+    assert image == (f"{path} row 5 (question '1000000'): field 'image' (image bytes): not a readable image (not a format "
+                     "Pillow reads, or empty)")
+    # One numbering per line (the file's row, from 1), never the adapter's 0-based position or an object's repr.
+    assert all(problem.count(" row ") == 1 and " at 0x" not in problem for problem in check.problems)
 
 
 def test_an_empty_image_the_question_shows_is_a_bad_row(tmp_path, fixtures):
@@ -53,7 +56,7 @@ def test_an_empty_image_the_question_shows_is_a_bad_row(tmp_path, fixtures):
     path = tmp_path / "mme_test.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert check_data("invscale_mme_test", str(path)).problems == [
-        f"{path} row 1: field 'image': empty, but the question shows this image"]
+        f"{path} row 1 (question {rows[0]['question_id']!r}): field 'image': empty, but the question shows this image"]
 
 
 def test_a_repeated_question_id_names_both_rows(tmp_path):
@@ -62,7 +65,7 @@ def test_a_repeated_question_id_names_both_rows(tmp_path):
     path = tmp_path / "mmbench_dev_en.parquet"
     datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
     assert check_data("invscale_mmbench_dev_en", str(path)).problems == [
-        f"{path} row 6: question id '0' repeats {path} row 1"]
+        f"{path} row 6 (question '0'): the question id repeats {path} row 1"]
 
 
 def test_the_command_exits_1_listing_the_rows_and_export_writes_nothing(tmp_path, capsys):
@@ -121,3 +124,11 @@ def test_rows_without_an_image_are_found_from_the_arrow_column_without_reading_t
     assert _has_image(dataset.select([2, 1, 0]), "image") == [True, False, True]  # an index mapping is followed
     with pytest.raises(Exception, match="no image column 'picture'"):
         _has_image(dataset, "picture")
+
+
+def test_a_parquet_file_with_no_rows_is_said_and_exits_1(tmp_path, capsys):
+    rows, features = mmbench_rows(2)
+    path = tmp_path / "mmbench_dev_en.parquet"
+    datasets.Dataset.from_list(rows, features=features).select([]).to_parquet(str(path))
+    assert tasks_main(["validate", "--data", f"invscale_mmbench_dev_en={path}"]) == 1
+    assert f"invscale_mmbench_dev_en: no rows in {path}:\n  {path}: the file has no rows" in capsys.readouterr().err

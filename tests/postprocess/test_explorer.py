@@ -273,8 +273,45 @@ def test_a_budget_too_small_for_the_images_is_said_on_every_page(chance_logs, fi
     assert len(notes) == 1 and f"over its budget of {float(budget):,.4g} MB" in notes.pop()
 
 
-@pytest.mark.parametrize("value", ["-1", "lots"])
+@pytest.mark.parametrize("value", ["-1", "lots", "inf", "nan"])
 def test_a_bad_explorer_budget_is_refused(chance_logs, tmp_path, value, capsys):
     with pytest.raises(SystemExit):
         main(["report", "--logs", str(chance_logs[0]), "--out", str(tmp_path / "x"), "--explorer-max-mb", value])
     assert "--explorer-max-mb" in capsys.readouterr().err
+
+
+def _damage_images(path: Path, empty: Path) -> None:
+    """Each image_1 of a parquet split a missing file, a 0-byte file or damaged bytes, in turn."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    damaged = [[{"bytes": None, "path": str(empty.parent / "missing.png")}, {"bytes": None, "path": str(empty)},
+                {"bytes": image["bytes"][:40], "path": None}][i % 3]
+               for i, image in enumerate(table.column("image_1").to_pylist())]
+    column = table.schema.get_field_index("image_1")
+    pq.write_table(table.set_column(column, table.schema.field(column), pa.array(damaged, table.schema.field(column).type)),
+                   path)
+
+
+def test_an_unreadable_image_leaves_the_report_whole_and_is_listed(chance_logs, tmp_path, capsys):
+    """A missing, 0-byte or damaged image of a flipped question: the report is written, the page shows the
+    question without that image and says why, problems.csv lists it."""
+    from invscale_demo.fixtures import write_fixtures
+    from lmms_eval_tasks.install import export_tasks
+
+    data = write_fixtures(tmp_path / "data")
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    for path in data["invscale_mmmu_dev_val"].split(","):
+        _damage_images(Path(path), empty)
+    out = report(*chance_logs, tmp_path / "out", "--tasks-dir", str(export_tasks(tmp_path / "tasks", data)))
+    problems = pd.read_csv(out / "problems.csv")
+    unreadable = problems[problems["kind"] == "unreadable_image"]
+    assert len(unreadable) > 0 and (unreadable["benchmark"] == "MMMU").all()
+    assert all("no such file" in detail or "not a readable image" in detail for detail in unreadable["detail"])
+    shown = [q for payload in data_files(out).values() if payload["benchmark"] == "MMMU"
+             for q in payload["questions"].values() if q.get("image_problems")]
+    assert len(shown) == len(unreadable) and all(q["text"] for q in shown)
+    assert "Left out, cannot be read" in (out / "explorer" / "explorer.js").read_text(encoding="utf-8")
+    assert "problems.csv lists them" in capsys.readouterr().err

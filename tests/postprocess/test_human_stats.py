@@ -250,6 +250,8 @@ def test_the_human_row_counts_only_the_scenes_someone_annotated(cait_records):
     tables = agreement.cait_baseline_tables(annotations[annotations["item_key"] != nobody], items)
     baseline = tables["baseline"].iloc[0]
     assert baseline["n"] == 7  # the accuracies are over the 7 annotated scenes, not the set's 8
+    summary = tables["summary"].iloc[0]
+    assert (summary["items"], summary["unannotated"]) == (7, 1)  # the summary counts as the baseline does
     assert "1 item(s) of the set have no annotation" in baseline["timing_note"]
 
 

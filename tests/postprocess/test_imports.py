@@ -307,3 +307,21 @@ def test_jsonl_rows_keep_their_line_numbers_across_blank_lines(tmp_path, registr
     path.write_text(first + "\n   \n" + "".join(rest))
     result = imported([path], registry)
     assert list(result.table["source_line"]) == [1, 4, 5] and result.problems.empty
+
+
+def test_a_damaged_xlsx_is_one_clear_error(tmp_path, registry):
+    path = tmp_path / "Tiny-S" / "Tiny-S_MMBench_DEV_EN.xlsx"
+    path.parent.mkdir()
+    path.write_bytes(b"PK\x03\x04" + b"garbage" * 20)
+    with pytest.raises(ImportFormatError, match=r"Tiny-S_MMBench_DEV_EN\.xlsx: cannot be read as xlsx"):
+        imported([path], registry, harness="vlmevalkit")
+
+
+def test_a_jsonl_line_that_is_not_utf8_is_an_unplaceable_row_with_its_line(tmp_path, registry):
+    path = write_table(tmp_path / "t.jsonl", table_rows(n=4))
+    path.write_bytes(path.read_bytes().replace(b'"q2"', b'"q\xff2"'))
+    result = imported([path], registry)
+    problems = result.problems.astype(object)
+    assert list(problems["line"]) == [3] and "utf-8" in problems["detail"].iloc[0]
+    assert problems["file"].iloc[0].endswith("t.jsonl")
+    assert sorted(result.table["question_id"]) == ["q0", "q1", "q3"]

@@ -333,6 +333,29 @@ def test_letters_outside_the_options_are_invalid_records(tmp_path, fast):
     assert parsed.problems[0][3] == "per_question field 'gold' is 'C', not the letter of one of its 2 options (A, B)"
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_cait_letters_outside_the_scenes_two_options_and_unknown_variants_are_invalid(tmp_path, fast):
+    """A CAIT scene has two sentences: its letters are A and B whether the record lists them or not; a variant
+    is one of the tasks' (`sideways` is none)."""
+    from lmms_eval_tasks.record import VARIANT_NAMES
+    from postprocess.logs.lines import parse_samples_file
+
+    cait = dict(benchmark="CAIT", split="test", subtask="animals", kind="mcq")
+    records = [make_record(question_id="ok", gold="B", prediction="B", **cait),
+               make_record(question_id="gold", gold="C", prediction="A", correct=False, **cait),
+               make_record(question_id="pred", gold="A", prediction="D", correct=False, **cait),
+               make_record(question_id="odd", variant="sideways", gold="A", prediction="A")]
+    for record in records:
+        record.pop("options", None)
+    paths = write_run(tmp_path, QWEN_2B, "cait", records)
+    parsed = parse_samples_file(paths.samples, fast=fast)
+    assert parsed.rows.num_rows == 1
+    assert [(line, detail) for _, line, _, detail, _ in parsed.problems] == [
+        (2, "per_question field 'gold' is 'C', not the letter of one of its 2 options (A, B)"),
+        (3, "per_question field 'prediction' is 'D', not the letter of one of its 2 options (A, B)"),
+        (4, f"per_question field 'variant' is 'sideways', not one of {VARIANT_NAMES}")]
+
+
 def test_orphan_and_missing_samples_files(tmp_path, registry):
     orphan = write_run(tmp_path, QWEN_8B, "blink_val", make_records([True]), timestamp="20250103_000000",
                        write_results=False)

@@ -7,7 +7,7 @@ import pytest
 
 from postprocess.logs.lines import parse_samples_file, rows_frame
 
-BASE = {"benchmark": "BLINK", "split": "val", "subtask": "Counting", "question_id": "q1", "variant": "original",
+BASE = {"benchmark": "BLINK", "split": "val", "subtask": "Counting", "question_id": "q1", "variant": "direct",
         "gold": "B", "kind": "mcq"}
 RECORDS = [
     {**BASE, "prediction": "B", "correct": True, "match": "letter", "rule": "whole", "abstain_reason": None,

@@ -1,6 +1,6 @@
-"""`invscale`: one command over the project's parts. Each subcommand hands its arguments to that part's own
-command line unchanged (the `python -m ...` and `cait-*` forms stay as aliases), so options, help and
-behaviour are the same whichever way a command is called."""
+"""`invscale`: one command over the project's parts, on the top floor (it imports them; nothing imports it).
+Each subcommand hands its arguments to that part's own command line unchanged (the `python -m ...` and `cait-*`
+forms stay as aliases), so options, help and behaviour are the same whichever way a command is called."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 PROG = "invscale"
+DISTRIBUTION = "vlm-inverse-scaling"
 DESCRIPTION = """Find where a bigger vision-language model of a family answers worse than a smaller one.
 
 commands:
@@ -21,14 +22,15 @@ commands:
   cait       validate, prepare, reeval, build, quality, lora: the CAIT benchmark
   demo       the whole pipeline offline on tiny models, in minutes
 
-`invscale COMMAND --help` explains each. Exit codes: 0 done; 1 a check found problems or a run failed
-(each listed); 2 unusable input or options (the reason in one line)."""
+`invscale COMMAND --help` explains each; `invscale --version` says the version. Exit codes: 0 done; 1 a check
+found problems or a run failed (each listed); 2 unusable input or options (the reason in one line)."""
 
 
 def _tasks(argv: list[str], prog: str) -> int:
+    from invscale_demo.fixtures import write_fixtures
     from lmms_eval_tasks.__main__ import main
 
-    return main(argv, prog=prog)
+    return main(argv, prog=prog, write_fixtures=write_fixtures)
 
 
 def _validate(argv: list[str], prog: str) -> int:
@@ -101,11 +103,28 @@ def _dispatch(prog: str, description: str, commands: dict[str, tuple[str, Callab
     return commands[argv[0]][1](argv[1:])
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's), with the lmms-eval it runs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version(DISTRIBUTION)
+    except PackageNotFoundError:
+        ours = "(not installed: run `pip install -e .` in the checkout)"
+    try:
+        return f"{ours} (lmms-eval {version('lmms-eval')})"
+    except PackageNotFoundError:
+        return f"{ours} (lmms-eval not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(f"usage: {PROG} COMMAND ...\n\n{DESCRIPTION}", file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
+    if argv[0] == "--version":
+        print(f"{PROG} {_version()}")
+        return 0
     if argv[0] not in COMMANDS:
         print(f"{PROG}: error: unknown command {argv[0]!r} (choose from {', '.join(COMMANDS)})", file=sys.stderr)
         return 2

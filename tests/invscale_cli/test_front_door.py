@@ -1,11 +1,11 @@
-"""The `invscale` command (invscale/cli.py): one front door over the parts' own command lines, with exit codes
+"""The `invscale` command (invscale_cli/main.py): one front door over the parts' own command lines, with exit codes
 that mean something; and the dead ends it removes (models beside the logs, the lmms-eval version)."""
 
 import json
 
 import pytest
 
-from invscale.cli import COMMANDS, main
+from invscale_cli.main import COMMANDS, main
 
 
 def test_help_lists_every_command_and_exits_0(capsys):
@@ -113,3 +113,32 @@ def test_questions_that_cannot_be_loaded_say_how_to_point_at_local_data(tmp_path
              "test_split": "test"}
     with pytest.raises(QuestionSourceError, match=r"give --tasks-dir DIR .* or --data TASK=PATH for local data"):
         load_split(block, "MME test")
+
+
+def test_human_import_without_the_label_studio_client_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "label_studio_sdk", None)  # as where it is not installed
+    assert main(["human", "import", "--project", "1", "--out", str(tmp_path / "a.csv")]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(errors) == 1 and errors[0].startswith("error: the Label Studio client cannot be imported")
+    assert "scripts/setup_label_studio.sh" in errors[0] and "[labelstudio]" in errors[0]
+
+
+def test_version_names_ours_and_lmms_evals(capsys):
+    import importlib.metadata
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == (f"invscale {importlib.metadata.version('vlm-inverse-scaling')} "
+                                       f"(lmms-eval {importlib.metadata.version('lmms-eval')})\n")
+
+
+@pytest.mark.parametrize("group", ["launch", "demo", "judges", "human", "validate", "report", "tasks", "cait"])
+def test_each_groups_help_describes_it_under_the_invscale_name(group, capsys):
+    """`launch --help` once showed `python -m launch` usage lines, `judges` and `human` the whole analysis's text,
+    `validate` no description."""
+    assert main([group, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "python -m launch" not in out and "python -m invscale_demo" not in out
+    assert "Reads lmms-eval logs and writes the inverse-scaling analysis" not in out
+    assert len(out.split("\n\n")[1].strip()) > 40  # a description after the usage lines
