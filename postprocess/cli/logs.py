@@ -1,5 +1,5 @@
 """The options every command that reads logs shares, reading the logs they name (lmms-eval folders, and
-per-question tables and VLMEvalKit prediction files imported through postprocess/logs/imports.py), and saying
+per-question tables and VLMEvalKit prediction files imported through postprocess/logs/imports/), and saying
 on the console what ingestion skipped (runs not read, duplicate runs, lines skipped); `--strict` makes any
 skipped run or row an error."""
 

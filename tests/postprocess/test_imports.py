@@ -1,4 +1,4 @@
-"""Importing saved per-question outputs (postprocess/logs/imports.py): the table format, VLMEvalKit prediction
+"""Importing saved per-question outputs (postprocess/logs/imports/): the table format, VLMEvalKit prediction
 files, the record contract for imported benchmarks, and every command that reads logs taking them."""
 
 from __future__ import annotations
