@@ -58,7 +58,7 @@ HASHES_FILE = "file_hashes.json"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
 _CHUNK = 1 << 22
 _CODE = (ingest, lines, runs, lmms_eval_tasks.record, model_configs.registry)
-_IMPORT_CODE = (imports, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
+_IMPORT_CODE = (imports, imports.table, imports.vlmevalkit, imports.mapping, imports.audit, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
                 lmms_eval_tasks.scoring, model_configs.registry)
 
 

@@ -2,6 +2,7 @@
 one module per source (table.py: the per-question table and the reading of files; vlmevalkit.py: VLMEvalKit's
 prediction files, mapped to that table) beside the one mapping of a table into ingestion's (mapping.py)."""
 
+from postprocess.logs.imports import audit, mapping, table, vlmevalkit  # noqa: F401 (cache.py hashes their code)
 from postprocess.logs.imports.mapping import (
                                               LMMS_EVAL,
                                               ImportSource,

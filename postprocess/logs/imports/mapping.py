@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lmms_eval_tasks.benchmarks import BENCHMARKS as BENCHMARK_SPECS
 from lmms_eval_tasks.question import LETTERS, MCQ, OPEN, YES_NO, Question
@@ -65,20 +66,27 @@ from lmms_eval_tasks.scoring import (
 )
 from model_configs import Registry
 from postprocess.logs.imports.table import (
+    ANSWER_COLUMNS,
     KINDS,
+    ROW_EXTRA_COLUMNS,
     TABLE_FIELDS,
     TEXT_CELL_SUFFIXES,
     Column,
+    ImportFormatError,
+    cell_text,
     check_columns,
     derived_column,
     read_file,
 )
 from postprocess.logs.imports.vlmevalkit import (
     OTHER_SPLIT,
+    is_scoring_file,
+    run_date,
     split_vlmevalkit_name,
     vlmevalkit_table,
 )
 from postprocess.logs.ingest import (
+    DUPLICATE_RUN_COLUMNS,
     ROW_KEY,
     RUNS_COLUMNS,
     TABLE_COLUMNS,
@@ -246,6 +254,75 @@ def _splits(benchmark: Column, given: Column, bad: _Unplaceable) -> Column:
     return derived_column(per_pair[lookup[pairs]])
 
 
+def _replaced(column: Column, rows: np.ndarray, values) -> Column:
+    """The column with the values of `rows` (a mask) replaced."""
+    full = column.value_array()[column.codes].copy()
+    full[rows] = values
+    return derived_column(full)
+
+
+def _unwrap_answers(table: pa.Table, columns: dict[str, Column], bad: _Unplaceable) -> None:
+    """A response or prediction given as a list (JSONL, Parquet) is its one text; a list of several texts makes
+    the row unplaceable (which text was the answer cannot be told)."""
+    for name in ANSWER_COLUMNS:
+        if name not in table.column_names:
+            continue
+        array = table.column(name).combine_chunks()
+        if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
+            continue
+        lengths = pc.list_value_length(array).fill_null(1).to_numpy(zero_copy_only=False)
+        bad.mark(lengths > 1, name, f"{name} is a list of several texts: give the one answer")
+        bad.mark(lengths == 0, name, f"{name} is an empty list")
+        first = [None if items is None or len(items) != 1 else cell_text(items[0]) for items in array.to_pylist()]
+        columns[name] = derived_column(np.array(first, dtype=object))
+
+
+# benchmark -> our spelling of a subtask label another harness spells differently (VLMEvalKit's BLINK:
+# Functional_Correspondence, ours Functional Correspondence, as the BLINK dataset's sub_task)
+SUBTASK_SPELLINGS = {"BLINK": lambda label: label.replace("_", " ")}
+
+
+def _our_subtasks(benchmark: Column, subtask: Column) -> Column:
+    """Subtask labels of the paper's benchmarks in our spelling (SUBTASK_SPELLINGS), whatever the source."""
+    named = [name for name in SUBTASK_SPELLINGS if name in benchmark.values]
+    if not named:
+        return subtask
+    labels = subtask.value_array()[subtask.codes]
+    for name in named:
+        rows = (benchmark.codes == benchmark.values.index(name)) & ~subtask.null
+        labels[rows] = [SUBTASK_SPELLINGS[name](label) for label in labels[rows]]
+    return derived_column(labels)
+
+
+TRUE_FALSE = "true_false"  # a kind of the table format: scored as the choice between the options True and False
+TRUE_FALSE_OPTIONS = json.dumps(["True", "False"])
+
+
+def _true_false_as_choices(columns: dict[str, Column], bad: _Unplaceable) -> None:
+    """Rows of kind true_false as multiple choice between "True" (A) and "False" (B), so the scoring core reads
+    True/False answers by its option-text rules; a gold other than true or false (any case) is unplaceable."""
+    kind = columns["kind"]
+    if TRUE_FALSE not in kind.values:
+        return
+    rows = kind.codes == kind.values.index(TRUE_FALSE)
+    gold = columns["gold"].value_array()[columns["gold"].codes[rows]]
+    letters = np.array([{"true": "A", "false": "B"}.get(str(g).strip().lower()) for g in gold], dtype=object)
+    unknown = np.zeros(len(rows), dtype=bool)
+    unknown[np.flatnonzero(rows)[letters == None]] = True
+    bad.mark(unknown & ~columns["gold"].null, "gold", "gold of a true_false row is not True or False")
+    columns["gold"] = _replaced(columns["gold"], rows, letters)
+    columns["options"] = _replaced(columns["options"], rows, TRUE_FALSE_OPTIONS)
+    columns["kind"] = _replaced(kind, rows, MCQ)
+
+
+def _upper_case_letters(gold: Column, kind: Column) -> Column:
+    """A multiple-choice gold written as a lower-case letter ("b") is that letter."""
+    if MCQ not in kind.values or not any(len(v) == 1 and v.islower() and v.upper() in LETTERS for v in gold.values):
+        return gold
+    rows = (kind.codes == kind.values.index(MCQ)) & gold.rows_where(lambda v: len(v) == 1 and v.islower())
+    return _replaced(gold, rows, [g.upper() for g in gold.value_array()[gold.codes[rows]]])
+
+
 def _kinds(kind: Column, has_options: np.ndarray, bad: _Unplaceable) -> Column:
     """Each row's kind: given, else mcq when it has options; rows with neither, or an unknown kind, unplaceable."""
     for value in kind.values:
@@ -312,6 +389,24 @@ def _extra(fields: dict, options: list[str]) -> str | None:
     return encode_json(extra).decode() if extra else None
 
 
+def _with_row_extra(extra: pa.Array, columns: dict[str, Column], kept: np.ndarray) -> pa.Array:
+    """Each kept row's `extra` with its ROW_EXTRA_COLUMNS (question text and hint shown in the explorer, the
+    harness's own reading for the scoring audit): fields of the row, not of its scored answer."""
+    present = [name for name in ROW_EXTRA_COLUMNS if not columns[name].null[kept].all()]
+    if not present:
+        return extra
+    values = {name: columns[name].value_array()[columns[name].codes[kept]] for name in present}
+    merged = []
+    for row, text in enumerate(extra.to_pylist()):
+        fields = json.loads(text) if text else {}
+        for name in present:
+            value = values[name][row]
+            if value is not None:
+                fields[name] = (value == "True") if name == "harness_correct" else value
+        merged.append(encode_json(fields).decode() if fields else None)
+    return pa.array(merged, pa.large_string())
+
+
 def _category(codes: np.ndarray, values: list, order=()) -> pd.Categorical:
     """Codes into `values` (-1: null) as a categorical ordered as ingestion orders that column."""
     ordered = _categorical(values, order)
@@ -346,6 +441,9 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
         if problem is not None:
             bad.mark(columns["benchmark"].codes == code, "benchmark",
                      problem.replace("per_question field 'benchmark'", "benchmark"))
+    _unwrap_answers(table, columns, bad)
+    columns["subtask"] = _our_subtasks(columns["benchmark"], columns["subtask"])
+    _true_false_as_choices(columns, bad)
     split = _splits(columns["benchmark"], columns["split"], bad)
     variant = columns["variant"]
     variant = derived_column(np.where(variant.null, DEFAULT_VARIANT, variant.value_array()[variant.codes]).astype(object))
@@ -356,6 +454,7 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
     options = [value for value, _ in parsed]
     has_options = np.append(np.array([bool(o) for o in options], dtype=bool), False)[columns["options"].codes]
     kind = _kinds(columns["kind"], has_options, bad)
+    columns["gold"] = _upper_case_letters(columns["gold"], kind)
     for code, value in enumerate(columns["precision"].values):
         if _precision_of(value)[1] is not None:
             bad.mark(columns["precision"].codes == code, "precision", _precision_of(value)[1])
@@ -442,7 +541,8 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
         else:
             promoted = derived_column(np.array(per_group[name], dtype=object)[group])
             frame[name] = _category(promoted.codes, promoted.values)
-    frame["extra"] = _text_series(pa.array(per_group["extra"], pa.large_string()).take(group))
+    frame["extra"] = _text_series(_with_row_extra(pa.array(per_group["extra"], pa.large_string()).take(group),
+                                                  columns, kept))
     frame["task"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[task])
     frame["doc_id"] = pd.arrays.IntegerArray(np.zeros(len(kept), dtype=np.int64), np.ones(len(kept), dtype=bool))
     frame["source_file"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[str(path)])
@@ -471,17 +571,94 @@ def _validate_outcomes(kept, group, scored, columns, split, variant) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- import
-def _table_of(source: ImportSource, order: int, problems: Problems) -> tuple[pa.Table, np.ndarray, str, int]:
-    """The table-format rows of a source, where each is in its file, its task label (the VLMEvalKit dataset, or
-    "imported") and the number of its lines that hold no row (reported)."""
-    table, lines, bad_lines = read_file(source.path)
-    for line, reason in bad_lines:
-        problems.add(order, "unplaceable_row", source.path, line, None, reason)
-    if source.harness == "vlmevalkit":
-        model, dataset = split_vlmevalkit_name(source.path, source.dataset)
-        frame = vlmevalkit_table(table.to_pandas(), source.path, model, dataset, source.subtask_column)
-        return pa.Table.from_pandas(frame, preserve_index=False), lines, dataset, len(bad_lines)
-    return table, lines, "imported", len(bad_lines)
+@dataclass
+class _Read:
+    """One source as read: its table-format rows, where each is in its file, its task label (the VLMEvalKit
+    dataset, or "imported") and the number of its lines that hold no row (reported)."""
+    source: ImportSource
+    table: pa.Table
+    lines: np.ndarray
+    task: str
+    bad_lines: int
+
+
+def _read_sources(sources: list[ImportSource], problems: Problems) -> tuple[list[_Read], pd.DataFrame]:
+    """Every source read, VLMEvalKit's scoring files joined to the prediction files they score and, of several
+    runs of one model and dataset (VLMEvalKit's T<date> folders), the newest kept: (the reads, the duplicate
+    runs frame, one row per dropped run)."""
+    frames = {}
+    for order, source in enumerate(sources):
+        table, lines, bad_lines = read_file(source.path)
+        for line, reason in bad_lines:
+            problems.add(order, "unplaceable_row", source.path, line, None, reason)
+        frames[order] = (table, lines, bad_lines)
+    vlmevalkit = {order: frames[order][0].to_pandas() for order, s in enumerate(sources) if s.harness == "vlmevalkit"}
+    scoring = {order for order, frame in vlmevalkit.items() if is_scoring_file(frame)}
+    scored_by: dict[int, int] = {}
+    for order in sorted(scoring):
+        path = sources[order].path
+        owners = [o for o in vlmevalkit if o not in scoring and sources[o].path.parent == path.parent
+                  and path.stem.startswith(f"{sources[o].path.stem}_")]
+        if not owners:
+            raise ImportFormatError(f"{path}: VLMEvalKit's scoring of a prediction file (it has `hit` or `res`), "
+                                    "not the predictions: give the prediction file it scores (<model>_<dataset>"
+                                    f"{path.suffix}, in the same folder) with it")
+        scored_by[max(owners, key=lambda o: len(sources[o].path.stem))] = order
+    runs: dict[tuple[str, str], list[int]] = {}
+    for order in vlmevalkit:
+        if order not in scoring:
+            runs.setdefault(split_vlmevalkit_name(sources[order].path, sources[order].dataset), []).append(order)
+    dropped, duplicate_rows = set(), []
+    for (model, dataset), orders in sorted(runs.items()):
+        if len(orders) < 2:
+            continue
+        dates = {o: run_date(sources[o].path) for o in orders}
+        if None in dates.values() or len(set(dates.values())) < len(orders):
+            raise DuplicateRunsError(f"{len(orders)} VLMEvalKit runs of {model} on {dataset} "
+                                     f"({', '.join(str(sources[o].path) for o in orders)}) and no run-folder dates "
+                                     "(T<date>_G<commit>) to choose the newest by: keep one of them")
+        kept = max(orders, key=dates.get)
+        for o in orders:
+            if o != kept:
+                dropped.add(o)
+                duplicate_rows.append({
+                    "model": model, "kept_run": str(sources[kept].path), "kept_timestamp": dates[kept],
+                    "dropped_run": str(sources[o].path), "dropped_timestamp": dates[o], "datasets": dataset,
+                    "duplicate_rows": len(vlmevalkit[o]), "answers_differ": 0, "settings_differ": None,
+                    "kept_because": "newest"})
+                problems.add(o, "duplicate", sources[o].path, None, None,
+                             f"an older VLMEvalKit run of {model} on {dataset} ({dates[o]}); the newest, "
+                             f"{sources[kept].path} ({dates[kept]}), is kept", model, dataset)
+    reads = []
+    for order, source in enumerate(sources):
+        table, lines, bad_lines = frames[order]
+        if order in scoring or order in dropped:
+            continue
+        if source.harness == "vlmevalkit":
+            model, dataset = split_vlmevalkit_name(source.path, source.dataset)
+            judged = vlmevalkit[scored_by[order]] if order in scored_by else None
+            frame = vlmevalkit_table(vlmevalkit[order], source.path, model, dataset, source.subtask_column, judged)
+            table, task = pa.Table.from_pandas(frame, preserve_index=False), dataset
+        else:
+            task = "imported"
+        reads.append(_Read(source, table, lines, task, len(bad_lines)))
+    return reads, pd.DataFrame(duplicate_rows, columns=DUPLICATE_RUN_COLUMNS).astype(
+        {"duplicate_rows": "int64", "answers_differ": "int64"})
+
+
+def _unknown_names(reads: list[_Read], registry: Registry) -> dict[tuple[str, str], int]:
+    """(file, model name) -> its row count, for the names the registry does not resolve: found before any
+    scoring, so that the error comes at once."""
+    unknown = {}
+    for read in reads:
+        if "model" not in read.table.column_names:
+            continue
+        counts = pc.value_counts(read.table.column("model").combine_chunks().cast(pa.large_string()))
+        for item in counts.to_pylist():
+            name = item["values"]
+            if name is not None and name.strip() and registry.resolve(name) is None:
+                unknown[(str(read.source.path), name)] = int(item["counts"])
+    return unknown
 
 
 def _unresolved_message(unresolved: dict) -> str:
@@ -513,17 +690,19 @@ def import_outputs(sources: list[ImportSource], registry: Registry, model_overri
     if model_overrides:
         registry = registry.with_overrides(model_overrides)
     problems = Problems()
+    reads, duplicate_runs = _read_sources(sources, problems)
+    if strict:
+        unknown = _unknown_names(reads, registry)
+        if unknown:
+            raise UnresolvedModelError(_unresolved_message(unknown))
     unresolved: dict[tuple[str, str], int] = {}
     parts, runs, lines_read = [], [], 0
-    for order, source in enumerate(sources):
-        table, lines, task, bad_lines = _table_of(source, order, problems)
-        lines_read += len(lines) + bad_lines
-        part, names = _place(table, lines, source.path, order, task, registry, problems)
-        unresolved.update({(str(source.path), name): count for name, count in names.items()})
-        runs.append(_runs_of(part, source.harness))
+    for order, read in enumerate(reads):
+        lines_read += len(read.lines) + read.bad_lines
+        part, names = _place(read.table, read.lines, read.source.path, order, read.task, registry, problems)
+        unresolved.update({(str(read.source.path), name): count for name, count in names.items()})
+        runs.append(_runs_of(part, read.source.harness))
         parts.append(part.drop(columns="_name"))
-    if unresolved and strict:
-        raise UnresolvedModelError(_unresolved_message(unresolved))
     for (file, name), count in sorted(unresolved.items()):
         problems.add(-1, "unresolved_model", file, None, "model",
                      f"model {name!r} matches no registry model; {count} rows not imported (--extra-models describes "
@@ -539,6 +718,7 @@ def import_outputs(sources: list[ImportSource], registry: Registry, model_overri
     if runs:
         result.runs = pd.concat(runs, ignore_index=True)
     result.problems = problems.frame()
+    result.duplicate_runs = duplicate_runs
     kinds = problems.counts()
     result.counts.update({"import_files": len(sources), "imported_rows": len(result.table), "rows": len(result.table),
                           "lines_read": lines_read, "lines_skipped": lines_read - len(result.table),

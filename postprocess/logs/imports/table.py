@@ -32,7 +32,9 @@ TEXT_CELL_SUFFIXES = (".csv", ".tsv", ".xlsx")  # formats whose empty cell is re
 KINDS = (MCQ, YES_NO, NUMERIC, OPEN)
 REQUIRED_COLUMNS = ("model", "benchmark", "subtask", "question_id", "gold")
 ANSWER_COLUMNS = ("response", "prediction")  # at least one
-OPTIONAL_COLUMNS = ("split", "variant", "options", "kind", "answer_type", "precision")
+# the question as shown, and the harness's own reading (its extracted answer and correctness), kept in `extra`
+ROW_EXTRA_COLUMNS = ("question", "hint", "harness_prediction", "harness_correct")
+OPTIONAL_COLUMNS = ("split", "variant", "options", "kind", "answer_type", "precision", *ROW_EXTRA_COLUMNS)
 TABLE_FIELDS = (*REQUIRED_COLUMNS, *ANSWER_COLUMNS, *OPTIONAL_COLUMNS)
 
 
@@ -45,7 +47,16 @@ class ImportFormatError(ValueError):
 def text_table_of_rows(rows: list[dict]) -> pa.Table:
     """Decoded JSON rows as a table of text columns (the cells of cell_text), for files Arrow's reader refuses."""
     names = list(dict.fromkeys(name for row in rows for name in row))
-    return pa.table({name: pa.array([cell_text(row.get(name)) for row in rows], pa.large_string()) for name in names})
+    columns = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        if name in ANSWER_COLUMNS and any(isinstance(value, list) for value in values):
+            # answers given as lists stay lists (a text as a list of one) for mapping.py to unwrap
+            columns[name] = pa.array([None if v is None else [cell_text(i) for i in (v if isinstance(v, list) else [v])]
+                                      for v in values], pa.list_(pa.large_string()))
+        else:
+            columns[name] = pa.array([cell_text(value) for value in values], pa.large_string())
+    return pa.table(columns)
 
 
 def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
