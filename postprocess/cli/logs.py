@@ -122,9 +122,10 @@ def strict_check(result) -> None:
 def console_notes(result, details: str) -> list[str]:
     """One line each for runs not read, runs missing questions they asked, models left without a row,
     duplicate runs and lines skipped; `details` says where the full list is."""
+    from postprocess.logs.imports.audit import audit_notes, scoring_audit
     from postprocess.logs.ingest import QUESTIONS_LOST, RUN_PROBLEMS
 
-    notes = []
+    notes = audit_notes(scoring_audit(result.table)[0])
     problems = result.problems
     not_read = problems[problems["kind"].isin(RUN_PROBLEMS)].astype(object)
     if len(not_read):

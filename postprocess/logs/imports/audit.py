@@ -15,8 +15,9 @@ import pandas as pd
 
 AUDIT_COLUMNS = ["model", "benchmark", "questions", "ours", "theirs", "difference_points", "questions_differ",
                  "source_file"]
+# our_reading says why ours differs: the rule that read our letter, or why none was read (abstain reason)
 DIFFERENCE_COLUMNS = ["model", "benchmark", "subtask", "question_id", "gold", "our_prediction", "our_correct",
-                      "their_prediction", "their_correct", "source_file", "source_line"]
+                      "our_reading", "their_prediction", "their_correct", "source_file", "source_line"]
 NOTED_POINTS = 2.0  # a difference above this many points is said on the console
 
 
@@ -24,7 +25,8 @@ def _harness_fields(extra: pd.Series) -> pd.DataFrame:
     """harness_prediction and harness_correct of each row's `extra` (None where absent)."""
     decoded = [json.loads(text) if isinstance(text, str) and "harness_" in text else {} for text in extra]
     return pd.DataFrame({"their_prediction": [d.get("harness_prediction") for d in decoded],
-                         "their_correct": [d.get("harness_correct") for d in decoded]}, index=extra.index)
+                         "their_correct": [d.get("harness_correct") for d in decoded],
+                         "abstain_reason": [d.get("abstain_reason") for d in decoded]}, index=extra.index)
 
 
 def scoring_audit(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -37,7 +39,10 @@ def scoring_audit(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = table.loc[scored].astype({"model": str, "benchmark": str, "source_file": str})
     rows = rows.assign(our_correct=rows["correct"].fillna(False).astype(bool),
                        their_correct=theirs.loc[scored, "their_correct"].astype(bool),
-                       their_prediction=theirs.loc[scored, "their_prediction"], our_prediction=rows["prediction"])
+                       their_prediction=theirs.loc[scored, "their_prediction"], our_prediction=rows["prediction"],
+                       our_reading=np.where(rows["prediction"].isna(),
+                                            "unparsed: " + theirs.loc[scored, "abstain_reason"].fillna("").astype(str),
+                                            rows["rule"].astype(object).fillna("").astype(str)))
     rows["differ"] = rows["our_correct"] != rows["their_correct"]
     audit = rows.groupby(["model", "benchmark", "source_file"], sort=True).agg(
         questions=("differ", "size"), ours=("our_correct", "mean"), theirs=("their_correct", "mean"),

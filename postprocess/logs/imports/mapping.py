@@ -348,6 +348,11 @@ def _resolve(model: Column, registry: Registry, bad: _Unplaceable) -> tuple[list
     return keys, unresolved
 
 
+def _options_at(options: list, code: int) -> list[str]:
+    """The parsed options of an options code (-1: the row has none)."""
+    return (options[code] or []) if code >= 0 else []
+
+
 def _score_distinct(columns: dict[str, Column], kind: Column, options: list, rows: np.ndarray,
                     has_response: bool) -> tuple[np.ndarray, list]:
     """(group of each of `rows`, the _Scored of each group): every distinct answer scored once."""
@@ -360,7 +365,7 @@ def _score_distinct(columns: dict[str, Column], kind: Column, options: list, row
     for first in rows[firsts]:
         cell = {name: values[name][columns[name].codes[first]] for name in names}
         precision = _precision_of(cell["precision"])[0]
-        work.append((cell["benchmark"], kinds[kind.codes[first]], options[columns["options"].codes[first]] or [],
+        work.append((cell["benchmark"], kinds[kind.codes[first]], _options_at(options, columns["options"].codes[first]),
                      cell["gold"], cell["answer_type"], precision, cell["response"], cell["prediction"], has_response))
     workers = _workers(len(work))
     if workers == 1:
@@ -520,7 +525,7 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
     frame["response"] = _text_series(columns["response"].arrow(kept))
     fields = [s.fields or {} for s in scored]
     present, firsts = np.unique(group, return_index=True)
-    options_of_group = {g: options[columns["options"].codes[kept[f]]] or [] for g, f in zip(present, firsts)}
+    options_of_group = {g: _options_at(options, columns["options"].codes[kept[f]]) for g, f in zip(present, firsts)}
     per_group = {
         "prediction": [f.get("prediction") for f in fields],
         "correct": [f.get("correct") for f in fields],
@@ -789,8 +794,10 @@ def combine(logs: IngestResult | None, imported: IngestResult, registry: Registr
         counts[key] = counts.get(key, 0) + value
     problems = pd.concat([logs.problems.astype({"kind": object}), imported.problems.astype({"kind": object})],
                          ignore_index=True)
+    duplicate_runs = pd.concat([frame for frame in (logs.duplicate_runs, imported.duplicate_runs) if len(frame)],
+                               ignore_index=True) if len(imported.duplicate_runs) else logs.duplicate_runs
     return IngestResult(table=table, runs=runs, problems=problem_dtypes(problems), run_tasks=logs.run_tasks,
-                        settings=logs.settings, duplicate_runs=logs.duplicate_runs, counts=counts,
+                        settings=logs.settings, duplicate_runs=duplicate_runs, counts=counts,
                         from_cache=logs.from_cache and imported.from_cache)
 
 
