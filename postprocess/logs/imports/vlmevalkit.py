@@ -49,7 +49,7 @@ RUN_FOLDER = re.compile(r"^T(\d{8})_G[0-9a-f]+$")  # the current layout's run fo
 HARNESS_COLUMNS = ("harness_prediction", "harness_correct")  # VLMEvalKit's own reading, from its scoring file
 # options written in a question: "(A) text (B) text", or only named: "Select from A, B, C, D, and E", "A-E"
 _WRITTEN_OPTION = re.compile(r"\(([A-Z])\)\s*")
-_LETTER_RANGE = re.compile(r"\bA\s*-\s*([B-Z])\b")
+_LETTER_RANGE = re.compile(r"\bA\s*(?:-|to)\s*([B-Z])\b")
 _LETTER_LIST = re.compile(r"\bA(?:\s*,\s*[B-Z])*\s*,?\s*(?:and|or)\s+([B-Z])\b")
 
 
@@ -99,7 +99,7 @@ def is_scoring_file(frame: pd.DataFrame) -> bool:
 
 def options_in_question(question: str | None) -> list[str] | None:
     """The options a question writes out, "(A) text (B) text ...", else the letters it names ("Select from A, B,
-    C, D, and E", "A-E", "(A, B, C, or D)": the options are in the image, each named by its letter); None: none."""
+    C, D, and E", "A-E", "A to F", "(A, B, C, or D)": the options are in the image, each named by its letter); None: none."""
     if question is None:
         return None
     written = list(_WRITTEN_OPTION.finditer(question))
