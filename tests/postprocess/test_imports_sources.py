@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_imports import OPTIONS, RESPONSES, imported, lmms_eval_logs, table_rows, vlmevalkit_frame, write_table
-
+from import_factory import imported, lmms_eval_logs, table_rows, vlmevalkit_frame, write_table
 from logfactory import tiny_family_registry_dict
 from lmms_eval_tasks.scoring import IMPORTED_PREDICTION_RULE
 from model_configs import Registry, load_registry
@@ -298,16 +297,27 @@ def test_a_zero_row_lmms_eval_run_does_not_make_a_model_mixed():
 # explains each difference). LogicVista's folder carries no VLMEvalKit scoring: ours only.
 REAL_AUDIT = {
     ("Gemma-3-12B", "AfrimedQA"): (171, 38.01),
-    ("Qwen2.5-VL-Instruct-7B", "MathVista"): (1000, 67.9),
+    ("Qwen2.5-VL-7B", "MathVista"): (1000, 67.9),
 }
+REAL_EXTRA_MODELS = {"families": ["Idefics3", "Qwen2.5-VL"], "models": [
+    {"key": key, "hf_id": hf_id, "family": family, "size": size, "total_params": params, "active_params": params,
+     "moe": False} for key, hf_id, family, size, params in (
+        ("Idefics3-8B", "HuggingFaceM4/Idefics3-8B-Llama3", "Idefics3", "8B", 8_000_000_000),
+        ("Qwen2.5-VL-3B", "Qwen/Qwen2.5-VL-3B-Instruct", "Qwen2.5-VL", "3B", 3_000_000_000),
+        ("Qwen2.5-VL-7B", "Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL", "7B", 7_000_000_000))]}
+
+
+def test_a_model_of_the_cait_table_only_is_unknown_on_other_benchmarks(tmp_path):
+    path = write_vlmevalkit(tmp_path / "Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL-7B-Instruct_MMBench_DEV_EN.xlsx",
+                            vlmevalkit_frame())
+    with pytest.raises(UnresolvedModelError, match=r"'Qwen2.5-VL-7B-Instruct' \(8 rows\)"):
+        import_outputs([ImportSource(path, "vlmevalkit")], load_registry())
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the real VLMEvalKit files (../shared) are not here")
 def test_real_vlmevalkit_files_import_as_given_and_agree_with_vlmevalkit_or_are_explained(tmp_path):
-    extra = tmp_path / "idefics3.yaml"
-    extra.write_text(json.dumps({"families": ["Idefics3"], "models": [{
-        "key": "Idefics3-8B", "hf_id": "HuggingFaceM4/Idefics3-8B-Llama3", "family": "Idefics3", "size": "8B",
-        "total_params": 8_000_000_000, "active_params": 8_000_000_000, "moe": False}]}))
+    extra = tmp_path / "models.yaml"  # the two families the files hold beyond the registry's, as a user writes them
+    extra.write_text(json.dumps(REAL_EXTRA_MODELS))
     registry = load_registry(extra=[extra])
     files = sorted(SHARED.rglob("*.xlsx"))
     columns = {"AfrimedQA": "specialty", "LogicVista": "skill"}

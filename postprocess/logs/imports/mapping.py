@@ -65,6 +65,7 @@ from lmms_eval_tasks.scoring import (
     score_prediction,
 )
 from model_configs import Registry
+from model_configs.registry import ModelSpec
 from postprocess.logs.imports.table import (
     ANSWER_COLUMNS,
     KINDS,
@@ -335,11 +336,23 @@ def _kinds(kind: Column, has_options: np.ndarray, bad: _Unplaceable) -> Column:
     return derived
 
 
-def _resolve(model: Column, registry: Registry, bad: _Unplaceable) -> tuple[list, dict[str, int]]:
+def resolve_compared(name: str, registry: Registry, benchmarks) -> ModelSpec | None:
+    """The model a name denotes for these benchmarks' rows: a model of the CAIT paper's table only (cait_models)
+    is one of the families compared on CAIT alone, so on any other benchmark it is unknown (the analysis would
+    refuse it after scoring)."""
+    spec = registry.resolve(name) if name.strip() else None
+    compared = {model.key for model in registry.models}
+    if spec is not None and spec.key not in compared and any(b != "CAIT" for b in benchmarks):
+        return None
+    return spec
+
+
+def _resolve(model: Column, benchmark: Column, registry: Registry, bad: _Unplaceable) -> tuple[list, dict[str, int]]:
     """The registry key of each distinct model name (None: unknown), and the unknown names' placeable row counts."""
     keys, unresolved = [], {}
+    benchmarks = benchmark.value_array()
     for code, name in enumerate(model.values):
-        spec = registry.resolve(name) if name.strip() else None
+        spec = resolve_compared(name, registry, set(benchmarks[benchmark.codes[model.codes == code]]))
         keys.append(spec.key if spec else None)
         if spec is None and name.strip():
             rows = model.codes == code
@@ -463,7 +476,7 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
     for code, value in enumerate(columns["precision"].values):
         if _precision_of(value)[1] is not None:
             bad.mark(columns["precision"].codes == code, "precision", _precision_of(value)[1])
-    keys, unresolved = _resolve(columns["model"], registry, bad)
+    keys, unresolved = _resolve(columns["model"], columns["benchmark"], registry, bad)
     # score each distinct answer once; an answer that cannot be scored makes its rows unplaceable
     placed = np.flatnonzero(bad.placed)
     group, scored = _score_distinct(columns, kind, options, placed, "response" in table.column_names)
@@ -658,11 +671,11 @@ def _unknown_names(reads: list[_Read], registry: Registry) -> dict[tuple[str, st
     for read in reads:
         if "model" not in read.table.column_names:
             continue
-        counts = pc.value_counts(read.table.column("model").combine_chunks().cast(pa.large_string()))
-        for item in counts.to_pylist():
-            name = item["values"]
-            if name is not None and name.strip() and registry.resolve(name) is None:
-                unknown[(str(read.source.path), name)] = int(item["counts"])
+        frame = read.table.select([c for c in ("model", "benchmark") if c in read.table.column_names]).to_pandas()
+        for name, rows in frame.groupby("model", sort=True):
+            benchmarks = set(rows["benchmark"]) if "benchmark" in rows else set()
+            if str(name).strip() and resolve_compared(str(name), registry, benchmarks) is None:
+                unknown[(str(read.source.path), str(name))] = len(rows)
     return unknown
 
 
