@@ -4,8 +4,14 @@ Two inputs (docs/importing-outputs.md has the full description and examples), ea
 
 - the per-question table (`.parquet`, `.csv`, `.jsonl`), one row per model and question (table.py);
 - VLMEvalKit prediction files (`<model>_<dataset>.xlsx` / `.tsv` / `.csv`, as VLMEvalKit writes them into
-  `<work_dir>/<model>/`), mapped to a table (vlmevalkit.py) (VLMEVALKIT_DATASETS for the paper's
-  benchmarks; another dataset's subtask column is named by the user).
+  `<work_dir>/<model>/` or `<work_dir>/<model>/T<date>_G<commit>/`), mapped to a table (vlmevalkit.py), its
+  scoring files joined to the predictions they score and the newest of several runs kept (_read_sources).
+
+Before scoring, every source is read and every model name resolved: an unknown one stops the import at once.
+Then per file: answers given as lists unwrapped, subtask labels of the paper's benchmarks in our spelling
+(SUBTASK_SPELLINGS), true_false rows as the choice between True and False, lower-case gold letters upper-cased;
+the question text, hint and the harness's own reading (ROW_EXTRA_COLUMNS) go to `extra` (audit.py, the
+explorer).
 
 Scoring. A row's raw `response` goes through lmms_eval_tasks.scoring.score (the same extraction rules, abstain
 reasons and adjudicator seam as an in-run answer) and scoring.per_question_record; a row without a response
@@ -20,7 +26,8 @@ that does not exist, ...) is skipped and reported (unplaceable_row, with file, r
 name the registry does not resolve raises UnresolvedModelError naming every one (with strict=False: skipped
 and reported as unresolved_model, one problem per file and name with its row count); a second row of one
 (model, benchmark, split, variant, question_id) in a file is skipped and reported (duplicate), and the same
-key in two files raises DuplicateRunsError (imported files carry no timestamps to choose by). A file that
+key in two files raises DuplicateRunsError (imported files carry no timestamps to choose by, but VLMEvalKit's
+run folders do). A file that
 cannot be read, or lacks a required column, raises ImportFormatError naming the file and the column.
 
 In CSV, TSV and xlsx an empty `response` cell (VLMEvalKit: `prediction`) of a row without a prediction is the empty
@@ -328,8 +335,9 @@ def _kinds(kind: Column, has_options: np.ndarray, bad: _Unplaceable) -> Column:
     """Each row's kind: given, else mcq when it has options; rows with neither, or an unknown kind, unplaceable."""
     for value in kind.values:
         if value not in KINDS:
-            bad.mark(kind.codes == kind.values.index(value), "kind", f"kind {value!r} is not one of {', '.join(KINDS)}")
-    bad.mark(kind.null & ~has_options, "kind", f"no options and no kind (one of {', '.join(KINDS)})")
+            bad.mark(kind.codes == kind.values.index(value), "kind",
+                     f"kind {value!r} is not one of {', '.join((*KINDS, TRUE_FALSE))}")
+    bad.mark(kind.null & ~has_options, "kind", f"no options and no kind (one of {', '.join((*KINDS, TRUE_FALSE))})")
     rows = np.where(kind.null, np.where(has_options, MCQ, None), kind.value_array()[kind.codes]).astype(object)
     derived = derived_column(rows)
     bad.mark(derived.rows_where(lambda v: v == MCQ) & ~has_options, "options", "a multiple-choice row without options")
