@@ -77,7 +77,7 @@ OPTIONAL_FIELDS: dict[str, tuple] = {
     "candidate": (str, type(None)),  # the letter an `inconclusive` rule withheld
 }
 RESPONSE_LINE_FIELDS = ("filtered_resps", "resps")  # where a line holds the response, in the order read
-# Records imported from another harness or a saved table (postprocess/logs/imports.py) may name a benchmark outside
+# Records imported from another harness or a saved table (postprocess/logs/imports/) may name a benchmark outside
 # BENCHMARKS (M3CoT, a VLMEvalKit dataset that is not one of the paper's): validate_record(record, imported=True)
 # accepts any non-empty label except one of ours spelled differently (its canonical form equals one of ours), so
 # "mmbench" is refused rather than analysed as a tenth benchmark. Samples lines of our own tasks stay held to

@@ -1,5 +1,5 @@
 """The options every command that reads logs shares, reading the logs they name (lmms-eval folders, and
-per-question tables and VLMEvalKit prediction files imported through postprocess/logs/imports.py), and saying
+per-question tables and VLMEvalKit prediction files imported through postprocess/logs/imports/), and saying
 on the console what ingestion skipped (runs not read, duplicate runs, lines skipped); `--strict` makes any
 skipped run or row an error."""
 
@@ -42,9 +42,10 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
     parser.add_argument("--vlmevalkit-dataset", metavar="NAME",
                         help="the dataset of the --vlmevalkit files, when their names do not tell it (a dataset not "
                              "among the paper's, outside a folder named after the model)")
-    parser.add_argument("--vlmevalkit-subtask-column", metavar="COLUMN",
+    parser.add_argument("--vlmevalkit-subtask-column", nargs="+", default=[], metavar="[DATASET=]COLUMN",
                         help="the subtask column of a VLMEvalKit dataset that is not one of the paper's (for the "
-                             "paper's: the column the paper uses)")
+                             "paper's: the column the paper uses); DATASET=COLUMN for one dataset of several "
+                             "(AfrimedQA=specialty LogicVista=skill), a bare COLUMN for the others")
     parser.add_argument("--mix-sources", action="store_true",
                         help="analyse a model whose rows come from more than one harness (lmms-eval logs, VLMEvalKit "
                              "files, tables) instead of stopping")
@@ -73,10 +74,21 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
 
 def import_sources(args: argparse.Namespace) -> list:
     """The files to import that the options name (imports.ImportSource), tables first."""
-    from postprocess.logs.imports import ImportSource
+    from postprocess.logs.imports import ImportSource, split_vlmevalkit_name
+
+    named = dict(item.split("=", 1) for item in args.vlmevalkit_subtask_column if "=" in item)
+    plain = [item for item in args.vlmevalkit_subtask_column if "=" not in item]
+    if len(plain) > 1:
+        raise ValueError(f"--vlmevalkit-subtask-column: one bare COLUMN at most (the others DATASET=COLUMN), not "
+                         f"{plain}")
+
+    def subtask_column(path: Path) -> str | None:
+        if not named:
+            return plain[0] if plain else None
+        return named.get(split_vlmevalkit_name(path, args.vlmevalkit_dataset)[1], plain[0] if plain else None)
 
     return [*(ImportSource(path, "table") for path in args.table),
-            *(ImportSource(path, "vlmevalkit", args.vlmevalkit_dataset, args.vlmevalkit_subtask_column)
+            *(ImportSource(path, "vlmevalkit", args.vlmevalkit_dataset, subtask_column(path))
               for path in args.vlmevalkit)]
 
 
@@ -110,9 +122,10 @@ def strict_check(result) -> None:
 def console_notes(result, details: str) -> list[str]:
     """One line each for runs not read, runs missing questions they asked, models left without a row,
     duplicate runs and lines skipped; `details` says where the full list is."""
+    from postprocess.logs.imports.audit import audit_notes, scoring_audit
     from postprocess.logs.ingest import QUESTIONS_LOST, RUN_PROBLEMS
 
-    notes = []
+    notes = audit_notes(scoring_audit(result.table)[0])
     problems = result.problems
     not_read = problems[problems["kind"].isin(RUN_PROBLEMS)].astype(object)
     if len(not_read):

@@ -102,9 +102,11 @@ def _quality_frames(result, registry, settings, unsettled=None) -> dict:
     """Ingestion's data-quality frames, titled for the report's data-quality section; `settings`: the
     generation settings that differ within compared pairs, `unsettled`: the analysis' unsettled answers per model
     and benchmark (both None without an inverse-scaling analysis)."""
+    from postprocess.logs.imports.audit import scoring_audit
     from postprocess.logs.quality import quality_summary
 
     summary = quality_summary(result, registry)
+    audit, differences = scoring_audit(result.table)
     frames = {}
     if settings is not None:
         frames["Generation settings that differ within compared pairs (smaller vs. larger model)"] = settings
@@ -121,6 +123,9 @@ def _quality_frames(result, registry, settings, unsettled=None) -> dict:
         "Missing model x split runs": summary.missing_runs,
         "Partial runs": summary.partial_runs,
     })
+    if len(audit):  # only imported files carry a harness's own scoring
+        frames["Scoring audit: our accuracy against the harness's own scoring"] = audit
+        frames["Scoring audit: the questions our reading and the harness's score differently"] = differences
     return frames
 
 

@@ -26,7 +26,7 @@ place, so a killed run never leaves a half-written entry behind; if the cache ca
 result is returned uncached with a notice. Old entries are left in place (delete the folder to reclaim
 space). Cached frames keep their dtypes (categoricals, nullable booleans).
 
-Imported files (postprocess/logs/imports.py) are cached the same way by `load_or_import`, in entries
+Imported files (postprocess/logs/imports/) are cached the same way by `load_or_import`, in entries
 `import-<key>`: the key covers each file's path, contents and import options, the registry, `strict` and the
 source of the importer and of the scoring core it scores with (extraction, scoring, question, record).
 """

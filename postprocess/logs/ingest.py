@@ -120,7 +120,7 @@ PROBLEM_ACTIONS = {
     "missing_per_question": "skipped",
     "invalid_record": "skipped",
     "duplicate": "skipped",
-    "unplaceable_row": "skipped",  # a row of an imported file that cannot be placed (postprocess/logs/imports.py)
+    "unplaceable_row": "skipped",  # a row of an imported file that cannot be placed (postprocess/logs/imports/)
 }
 RUN_PROBLEMS = ("unresolved_model", "bad_results_file", "orphan_samples", "not_a_file")  # a whole run or file not read
 QUESTIONS_LOST = ("missing_samples", "short_samples")  # a run read, but without all the questions it asked
@@ -476,7 +476,7 @@ def _finish_table(table: pd.DataFrame, files: list[_SamplesFile], registry: Regi
 def order_table_categories(table: pd.DataFrame, registry: Registry) -> pd.DataFrame:
     """The table's low-cardinality columns as categoricals ordered as _finish_table orders them (models by family,
     then size; benchmarks, splits and match kinds in the contract's order, other values after them sorted): for
-    tables put together from several sources (postprocess/logs/imports.py)."""
+    tables put together from several sources (postprocess/logs/imports/)."""
     model_order = [spec.key for family in registry.families for spec in registry.family_order(family)]
     orders = {"model": model_order, "family": registry.families,
               "size": [registry.get(k).size for k in model_order], "benchmark": BENCHMARKS, "split": SPLITS,

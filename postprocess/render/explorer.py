@@ -382,10 +382,11 @@ def _values_at(column: pd.Series, positions: np.ndarray) -> np.ndarray:
     return values
 
 
-def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, list]]:
+def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
     """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
     analysed variant, one per model and question); per (benchmark, split, subtask, question_id), the options in
-    the shown order as the first of its records that logs them has them). Built from whole columns (tolist), not
+    the shown order as the first of its records that logs them has them, and the question text and hint an
+    imported file carries, for questions the dataset does not show). Built from whole columns (tolist), not
     from DataFrame rows: at paper scale some 27,000 answers. The rows are matched on the key columns alone and
     only the matched rows' answers are taken: taking the candidate rows of the whole table first copied every
     response of the logs (peak memory of report doubled on long responses; perf/bench_report_memory.py)."""
@@ -414,7 +415,7 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
     columns["settled_by"] = settled.tolist()
     columns.update({name: taken[name].tolist() for name in ("correct", "extra")})
     by_group: dict[tuple, dict[str, dict]] = {}
-    logged: dict[tuple, list[str]] = {}
+    logged: dict[tuple, dict] = {}
     for model, benchmark, split, subtask, question, *fields, settled, correct, extra in zip(*columns.values()):
         parsed = json.loads(extra) if isinstance(extra, str) else {}
         record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
@@ -425,9 +426,13 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
             record[name] = _plain(parsed.get(name))
         group = (benchmark, split, subtask)
         by_group.setdefault(group, {}).setdefault(str(model), {})[str(question)] = record
+        seen = logged.setdefault((*group, question), {})
         options = parsed.get("options")
         if isinstance(options, list) and options:
-            logged.setdefault((*group, question), [str(o) for o in options])
+            seen.setdefault("options", [str(o) for o in options])
+        for name, key in (("text", "question"), ("hint", "hint")):  # imported rows (postprocess/logs/imports/)
+            if isinstance(parsed.get(key), str):
+                seen.setdefault(name, parsed[key])
     return by_group, logged
 
 
@@ -450,7 +455,9 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
         for question_id, gold in questions.items():
             question = shown.get((benchmark, split, question_id, variant))
             if question is None:
-                question = {"text": None, "hint": None, "images": [], "options": logged.get((*key, question_id))}
+                seen = logged.get((*key, question_id), {})
+                question = {"text": seen.get("text"), "hint": seen.get("hint"), "images": [],
+                            "options": seen.get("options")}
             entries[question_id] = {**question, "gold": _text(gold)}
         payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
                    "answers": answers.get(key, {})}

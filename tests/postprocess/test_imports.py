@@ -1,4 +1,4 @@
-"""Importing saved per-question outputs (postprocess/logs/imports.py): the table format, VLMEvalKit prediction
+"""Importing saved per-question outputs (postprocess/logs/imports/): the table format, VLMEvalKit prediction
 files, the record contract for imported benchmarks, and every command that reads logs taking them."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from logfactory import make_records, tiny_family_registry_dict, write_run
+from import_factory import (OPTIONS, RESPONSES, imported, lmms_eval_logs, table_rows, vlmevalkit_frame,
+                            write_table)
+from logfactory import make_records, tiny_family_registry_dict
 from lmms_eval_tasks.question import MCQ, YES_NO, Question
 from lmms_eval_tasks.record import BENCHMARKS, RecordError, canonical_benchmark, validate_record
 from lmms_eval_tasks.scoring import IMPORTED_PREDICTION_RULE, per_question_record, score
@@ -22,37 +24,9 @@ from postprocess.logs.imports import (ImportFormatError, ImportSource, MixedSour
                                       split_vlmevalkit_name)
 from postprocess.logs.ingest import TABLE_COLUMNS, DuplicateRunsError, UnresolvedModelError, ingest_logs
 
-OPTIONS = ["a red square", "a blue circle", "a green triangle", "a yellow star"]
-RESPONSES = ["B", "The answer is (C).", "I think it is a green triangle.", "Either A or B.", "", "(D) a yellow star"]
-
-
 @pytest.fixture
 def registry() -> Registry:
     return Registry.from_dict(tiny_family_registry_dict())
-
-
-def table_rows(model: str = "Tiny-S", n: int = 6, benchmark: str = "M3CoT", **overrides) -> list[dict]:
-    rows = [{"model": model, "benchmark": benchmark, "subtask": f"topic{i % 2}", "question_id": f"q{i}",
-             "options": OPTIONS, "gold": "ABCD"[i % 4], "response": RESPONSES[i % len(RESPONSES)]} for i in range(n)]
-    for row in rows:
-        row.update(overrides)
-    return rows
-
-
-def write_table(path: Path, rows: list[dict]) -> Path:
-    frame = pd.DataFrame(rows)
-    if path.suffix == ".jsonl":
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    elif path.suffix == ".csv":
-        frame.assign(**({"options": [json.dumps(o) for o in frame["options"]]} if "options" in frame else {})).to_csv(
-            path, index=False)
-    else:
-        frame.to_parquet(path, index=False)
-    return path
-
-
-def imported(paths, registry, harness="table", **options):
-    return import_outputs([ImportSource(Path(p), harness, **options) for p in paths], registry)
 
 
 # ---------------------------------------------------------------------------------------------- the table
@@ -191,17 +165,6 @@ def test_our_logs_stay_held_to_the_papers_benchmarks(label):
 
 
 # ---------------------------------------------------------------------------------------------- VLMEvalKit
-def vlmevalkit_frame(n: int = 8) -> pd.DataFrame:
-    """Columns as VLMEvalKit writes an MMBench_DEV_EN prediction file (the TSV's columns but the image, plus
-    `prediction`); `l2-category` is the paper's subtask column."""
-    return pd.DataFrame({
-        "index": range(n), "question": [f"Which shape {i}?" for i in range(n)], "hint": None,
-        **{letter: OPTIONS[k] for k, letter in enumerate("ABCD")}, "answer": ["ABCD"[i % 4] for i in range(n)],
-        "category": [f"leaf{i % 3}" for i in range(n)], "l2-category": [f"area{i % 2}" for i in range(n)],
-        "split": "dev", "prediction": [RESPONSES[i % len(RESPONSES)] for i in range(n)],
-    })
-
-
 @pytest.mark.parametrize("suffix", [".xlsx", ".tsv", ".csv"])
 def test_vlmevalkit_predictions_map_to_benchmark_subtask_and_question(tmp_path, registry, suffix):
     folder = tmp_path / "Tiny-S"
@@ -245,12 +208,6 @@ def test_vlmevalkit_file_names():
 
 
 # ---------------------------------------------------------------------------------------------- sources
-def lmms_eval_logs(tmp_path: Path, model_path: str = "local/tiny-s") -> Path:
-    logs = tmp_path / "logs"
-    write_run(logs, model_path, "invscale_mmmu_dev_val", make_records([True, False, True, True]))
-    return logs
-
-
 def test_one_model_from_two_harnesses_is_refused_unless_asked(tmp_path, registry):
     logs = ingest_logs([lmms_eval_logs(tmp_path)], registry)
     table = imported([write_table(tmp_path / "t.parquet", table_rows())], registry)

@@ -1,11 +1,17 @@
 """Per-question outputs from other harnesses, scored by the project's own scoring core into ingestion's table.
 
-Two inputs (docs/importing-outputs.md has the full description and examples):
+Two inputs (docs/importing-outputs.md has the full description and examples), each a module of its own:
 
-- the per-question table (`.parquet`, `.csv`, `.jsonl`), one row per model and question (TABLE_FIELDS);
+- the per-question table (`.parquet`, `.csv`, `.jsonl`), one row per model and question (table.py);
 - VLMEvalKit prediction files (`<model>_<dataset>.xlsx` / `.tsv` / `.csv`, as VLMEvalKit writes them into
-  `<work_dir>/<model>/`), mapped to a table by `vlmevalkit_table` (VLMEVALKIT_DATASETS for the paper's
-  benchmarks; another dataset's subtask column is named by the user).
+  `<work_dir>/<model>/` or `<work_dir>/<model>/T<date>_G<commit>/`), mapped to a table (vlmevalkit.py), its
+  scoring files joined to the predictions they score and the newest of several runs kept (_read_sources).
+
+Before scoring, every source is read and every model name resolved: an unknown one stops the import at once.
+Then per file: answers given as lists unwrapped, subtask labels of the paper's benchmarks in our spelling
+(SUBTASK_SPELLINGS), true_false rows as the choice between True and False, lower-case gold letters upper-cased;
+the question text, hint and the harness's own reading (ROW_EXTRA_COLUMNS) go to `extra` (audit.py, the
+explorer).
 
 Scoring. A row's raw `response` goes through lmms_eval_tasks.scoring.score (the same extraction rules, abstain
 reasons and adjudicator seam as an in-run answer) and scoring.per_question_record; a row without a response
@@ -20,88 +26,96 @@ that does not exist, ...) is skipped and reported (unplaceable_row, with file, r
 name the registry does not resolve raises UnresolvedModelError naming every one (with strict=False: skipped
 and reported as unresolved_model, one problem per file and name with its row count); a second row of one
 (model, benchmark, split, variant, question_id) in a file is skipped and reported (duplicate), and the same
-key in two files raises DuplicateRunsError (imported files carry no timestamps to choose by). A file that
+key in two files raises DuplicateRunsError (imported files carry no timestamps to choose by, but VLMEvalKit's
+run folders do). A file that
 cannot be read, or lacks a required column, raises ImportFormatError naming the file and the column.
 
 In CSV, TSV and xlsx an empty `response` cell (VLMEvalKit: `prediction`) of a row without a prediction is the empty
 response (abstain reason `empty`): those formats cannot tell an empty text from a missing one.
 
-`source_line` is where a row is in its file as a person finds it: the spreadsheet row for CSV, TSV and xlsx
-(the header is row 1), the line for JSONL, the 1-based row position for Parquet.
-
 Speed (perf/bench_import.py): files are read with Arrow, every column becomes codes into its distinct values
-(_Column), each check runs once per distinct value and the table is built from the codes; scoring forks one
+(table.Column), each check runs once per distinct value and the table is built from the codes; scoring forks one
 process per core when there are thousands of distinct answers (the extraction rules cost ~0.5 ms per text).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import multiprocessing
 import os
 import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv
-import pyarrow.json
-import pyarrow.parquet
 
 from lmms_eval_tasks.benchmarks import BENCHMARKS as BENCHMARK_SPECS
-from lmms_eval_tasks.question import LETTERS, MCQ, NUMERIC, OPEN, YES_NO, Question
-from lmms_eval_tasks.record import (REQUIRED_FIELDS, RecordError, imported_benchmark_problem,
-                                    validate_record)
-from lmms_eval_tasks.scoring import current_adjudicator, per_question_record, score, score_prediction
+from lmms_eval_tasks.question import LETTERS, MCQ, OPEN, YES_NO, Question
+from lmms_eval_tasks.record import (
+    BENCHMARKS,
+    MATCH_KINDS,
+    REQUIRED_FIELDS,
+    SPLITS,
+    RecordError,
+    imported_benchmark_problem,
+    validate_record,
+)
+from lmms_eval_tasks.scoring import (
+    current_adjudicator,
+    per_question_record,
+    score,
+    score_prediction,
+)
 from model_configs import Registry
-from lmms_eval_tasks.record import BENCHMARKS, MATCH_KINDS, SPLITS
-from postprocess.logs.ingest import (ROW_KEY, RUNS_COLUMNS, TABLE_COLUMNS, DuplicateRunsError, IngestResult, Problems,
-                                     UnresolvedModelError, _categorical, empty_result, order_table_categories,
-                                     problem_dtypes)
+from model_configs.registry import ModelSpec
+from postprocess.logs.imports.table import (
+    ANSWER_COLUMNS,
+    KINDS,
+    ROW_EXTRA_COLUMNS,
+    TABLE_FIELDS,
+    TEXT_CELL_SUFFIXES,
+    Column,
+    ImportFormatError,
+    cell_text,
+    check_columns,
+    derived_column,
+    read_file,
+)
+from postprocess.logs.imports.vlmevalkit import (
+    OTHER_SPLIT,
+    is_scoring_file,
+    run_date,
+    split_vlmevalkit_name,
+    vlmevalkit_table,
+)
+from postprocess.logs.ingest import (
+    DUPLICATE_RUN_COLUMNS,
+    ROW_KEY,
+    RUNS_COLUMNS,
+    TABLE_COLUMNS,
+    DuplicateRunsError,
+    IngestResult,
+    Problems,
+    UnresolvedModelError,
+    _categorical,
+    empty_result,
+    order_table_categories,
+    problem_dtypes,
+)
 from postprocess.logs.lines import PROMOTED_FIELDS, TEXT, encode_json
 
-TABLE_SUFFIXES = (".parquet", ".csv", ".jsonl")
-VLMEVALKIT_SUFFIXES = (".xlsx", ".tsv", ".csv")
-TEXT_CELL_SUFFIXES = (".csv", ".tsv", ".xlsx")  # formats whose empty cell is read as null
-KINDS = (MCQ, YES_NO, NUMERIC, OPEN)
-REQUIRED_COLUMNS = ("model", "benchmark", "subtask", "question_id", "gold")
-ANSWER_COLUMNS = ("response", "prediction")  # at least one
-OPTIONAL_COLUMNS = ("split", "variant", "options", "kind", "answer_type", "precision")
-TABLE_FIELDS = (*REQUIRED_COLUMNS, *ANSWER_COLUMNS, *OPTIONAL_COLUMNS)
 DEFAULT_VARIANT = "direct"
-OTHER_SPLIT = "test"  # the split of a benchmark that is not one of ours, when the table gives none
 # the record's fields that describe the question (the rest describe the outcome and are scored once per answer)
 QUESTION_FIELDS = frozenset(("benchmark", "split", "subtask", "question_id", "variant", "gold", "kind", "options",
                              "permutation", "details"))
 _NOT_EXTRA = frozenset(REQUIRED_FIELDS) | frozenset(PROMOTED_FIELDS) | {"response"}  # as lines.py files them
-
-# VLMEvalKit dataset -> (benchmark, split, the column holding the paper's subtask label). VLMEvalKit lower-cases
-# every column name but the option letters before scoring (its image_mcq.py), so columns are matched ignoring case.
-VLMEVALKIT_DATASETS = {
-    "MMT-Bench_VAL": ("MMT-Bench", "val", "l2-category"),
-    "MMMU_DEV_VAL": ("MMMU", "dev_val", "subfield"),
-    "MMMU_TEST": ("MMMU", "test", "subfield"),
-    "ScienceQA_TEST": ("ScienceQA", "test", "category"),
-    "MME": ("MME", "test", "category"),
-    "AI2D_TEST": ("AI2D", "test", "category"),
-    "BLINK": ("BLINK", "val", "category"),
-    "MMBench_DEV_EN": ("MMBench", "dev_en", "l2-category"),
-}
-VLMEVALKIT_COLUMNS = ("index", "question", "answer", "prediction")
 _SPLITS_OF_OURS = {name: sorted({spec.split for spec in BENCHMARK_SPECS if spec.name == name})
                    for name in {spec.name for spec in BENCHMARK_SPECS}}
-
-
-class ImportFormatError(ValueError):
-    """An imported file that cannot be read or lacks a required column; the message names the file and column."""
 
 
 @dataclass(frozen=True)
@@ -112,246 +126,6 @@ class ImportSource:
     harness: str  # "table" | "vlmevalkit"
     dataset: str | None = None
     subtask_column: str | None = None
-
-
-# ---------------------------------------------------------------------------------------------- reading
-def _text_table(rows: list[dict]) -> pa.Table:
-    """Decoded JSON rows as a table of text columns (the cells of _text), for files Arrow's reader refuses."""
-    names = list(dict.fromkeys(name for row in rows for name in row))
-    return pa.table({name: pa.array([_text(row.get(name)) for row in rows], pa.large_string()) for name in names})
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _read_jsonl(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
-    """A JSONL file's rows, their line numbers and the lines that hold no row: Arrow's reader when every line is a
-    row of consistent types, else line by line (each bad line reported, a line that is not UTF-8 too: Arrow would
-    take its bytes as text)."""
-    data = path.read_bytes()
-    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    if data and b"\n\n" not in data and not data.startswith(b"\n") and _is_utf8(data):  # a blank line Arrow skips
-        try:
-            table = pyarrow.json.read_json(path)
-            if table.num_rows == n_lines:
-                return table, np.arange(1, n_lines + 1, dtype=np.int64), []
-        except (pa.ArrowInvalid, ValueError):
-            pass
-    lines = data.split(b"\n")
-    rows, numbers, bad = [], [], []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = msgspec.json.decode(raw.decode("utf-8"))
-        except (msgspec.DecodeError, UnicodeDecodeError) as error:
-            bad.append((number, f"not valid JSON: {error}"))
-            continue
-        if not isinstance(value, dict):
-            bad.append((number, f"line is a JSON {type(value).__name__}, not an object"))
-            continue
-        rows.append(value)
-        numbers.append(number)
-    return _text_table(rows), np.array(numbers, dtype=np.int64), bad
-
-
-def _read_delimited(path: Path, delimiter: str) -> pa.Table:
-    """Every column as text; only an empty cell is null ("None" and "NA" are option texts)."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        header = next(csv.reader(handle, delimiter=delimiter), [])
-    return pyarrow.csv.read_csv(
-        path, parse_options=pyarrow.csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-        convert_options=pyarrow.csv.ConvertOptions(column_types={name: pa.large_string() for name in header},
-                                                   null_values=[""], strings_can_be_null=True))
-
-
-def read_file(path: Path) -> tuple[pa.Table, np.ndarray, list[tuple[int, str]]]:
-    """The rows of a table or prediction file, where each is (module docstring) and the lines that hold no row
-    (JSONL)."""
-    suffix = path.suffix.lower()
-    if suffix not in (*TABLE_SUFFIXES, *VLMEVALKIT_SUFFIXES):
-        raise ImportFormatError(f"{path}: not a file type the importer reads (.parquet, .csv, .tsv, .jsonl, .xlsx)")
-    try:
-        if suffix == ".jsonl":
-            return _read_jsonl(path)
-        if suffix == ".parquet":
-            table, first = pyarrow.parquet.read_table(path), 1
-        elif suffix in (".csv", ".tsv"):
-            table, first = _read_delimited(path, "\t" if suffix == ".tsv" else ","), 2
-        else:
-            frame = pd.read_excel(path, dtype=str, keep_default_na=False, na_values=[""])
-            table, first = pa.Table.from_pandas(frame, preserve_index=False), 2
-    except FileNotFoundError:
-        raise ImportFormatError(f"{path}: no such file") from None
-    # Arrow's and pandas' errors are ValueErrors; openpyxl lets a damaged .xlsx's BadZipFile through
-    except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as error:
-        raise ImportFormatError(f"{path}: cannot be read as {suffix[1:]}: {str(error).strip()}") from None
-    return table, np.arange(first, first + table.num_rows, dtype=np.int64), []
-
-
-@dataclass
-class _Column:
-    """A column as codes into its distinct values (-1: null), so that every check runs once per distinct value."""
-    codes: np.ndarray  # int64, one per row
-    values: list  # the distinct non-null values, as text
-
-    @classmethod
-    def of(cls, table: pa.Table, name: str) -> _Column:
-        if name not in table.column_names:
-            return cls(np.full(table.num_rows, -1, dtype=np.int64), [])
-        array = table.column(name).combine_chunks()
-        if pa.types.is_dictionary(array.type):
-            array = array.dictionary_decode()
-        if pa.types.is_null(array.type):
-            return cls(np.full(len(array), -1, dtype=np.int64), [])
-        if pa.types.is_list(array.type) or pa.types.is_large_list(array.type) or pa.types.is_fixed_size_list(array.type):
-            return cls._of_lists(array)
-        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-            try:
-                array = pc.cast(array, pa.large_string())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                array = pa.array([_text(v) for v in array.to_pylist()], pa.large_string())
-        encoded = array.dictionary_encode()
-        return cls(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64),
-                   encoded.dictionary.to_pylist())
-
-    @classmethod
-    def _of_lists(cls, array: pa.Array) -> _Column:
-        """Lists (options, acceptable answers) as the JSON text of each distinct list, found by joining each list's
-        items with a control character no option text holds, beside its length."""
-        items = pc.cast(array, pa.list_(pa.string()))
-        key = pc.binary_join_element_wise(pc.cast(pc.list_value_length(items), pa.string()),
-                                          pc.binary_join(items, "\x1f"), "\x1e")
-        encoded = key.dictionary_encode()
-        codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        present, firsts = np.unique(codes, return_index=True)
-        texts = [""] * len(encoded.dictionary)
-        for code, first in zip(present, firsts):
-            if code >= 0:
-                texts[code] = json.dumps(array[int(first)].as_py(), ensure_ascii=False)
-        return cls(codes, texts)
-
-    def rows_where(self, test) -> np.ndarray:
-        """Rows whose (non-null) value passes `test`."""
-        hits = np.fromiter((bool(test(v)) for v in self.values), dtype=bool, count=len(self.values))
-        return np.append(hits, False)[self.codes]
-
-    @property
-    def null(self) -> np.ndarray:
-        return self.codes < 0
-
-    def value_array(self) -> np.ndarray:
-        """The distinct values, with None last (index -1)."""
-        return np.array([*self.values, None], dtype=object)
-
-    def arrow(self, rows: np.ndarray) -> pa.Array:
-        """The values of the given rows as an Arrow text array."""
-        codes = self.codes[rows]
-        indices = pa.array(np.where(codes < 0, 0, codes).astype(np.int32), mask=codes < 0)
-        dictionary = pa.array(self.values or [""], pa.large_string())
-        return pa.DictionaryArray.from_arrays(indices, dictionary).dictionary_decode()
-
-
-def _derived(values: np.ndarray) -> _Column:
-    """A column computed per row (object array of text or None) as codes."""
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
-    return _Column(codes.astype(np.int64), list(uniques))
-
-
-def _text(value: Any) -> str | None:
-    """A cell as text: null stays null, integral numbers lose their ".0" (a question id read as a float)."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (list, tuple, np.ndarray, dict)):
-        return json.dumps(value.tolist() if isinstance(value, np.ndarray) else value, ensure_ascii=False)
-    return str(value)
-
-
-def _text_column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    if name not in frame:
-        return np.full(len(frame), None, dtype=object)
-    column = frame[name]
-    if column.dtype == object and all(type(v) is str for v in column.dropna().head(1000)) and \
-            column.map(lambda v: v is None or type(v) is str or (isinstance(v, float) and math.isnan(v))).all():
-        return column.where(column.notna(), None).to_numpy(dtype=object)
-    return np.array([_text(v) for v in column], dtype=object)
-
-
-# ---------------------------------------------------------------------------------------------- VLMEvalKit
-def _column_named(frame: pd.DataFrame, name: str) -> str | None:
-    return next((column for column in frame.columns if str(column).lower() == name.lower()), None)
-
-
-def split_vlmevalkit_name(path: Path, dataset: str | None = None) -> tuple[str, str]:
-    """(model, dataset) of a VLMEvalKit prediction file `<model>_<dataset>.<ext>`: the dataset given, else the
-    model as the folder VLMEvalKit writes it into, else the longest VLMEVALKIT_DATASETS name the stem ends with."""
-    stem = path.stem
-    if dataset is not None:
-        if not stem.endswith(f"_{dataset}") or stem == f"_{dataset}":
-            raise ImportFormatError(f"{path}: the file name does not end in _{dataset} (<model>_<dataset>{path.suffix})")
-        return stem[: -len(dataset) - 1], dataset
-    folder = path.parent.name
-    if folder and stem.startswith(f"{folder}_") and len(stem) > len(folder) + 1:
-        return folder, stem[len(folder) + 1:]
-    known = [name for name in VLMEVALKIT_DATASETS if stem.endswith(f"_{name}") and len(stem) > len(name) + 1]
-    if not known:
-        raise ImportFormatError(f"{path}: cannot tell the model from the dataset in {stem!r}: name the dataset "
-                                f"(--vlmevalkit-dataset) or keep the file in the folder named after the model, as "
-                                f"VLMEvalKit writes it")
-    name = max(known, key=len)
-    return stem[: -len(name) - 1], name
-
-
-def vlmevalkit_table(frame: pd.DataFrame, path: Path, model: str, dataset: str,
-                     subtask_column: str | None = None) -> pd.DataFrame:
-    """A VLMEvalKit prediction frame as a per-question table: benchmark, split and subtask column from
-    VLMEVALKIT_DATASETS (a dataset not there: benchmark = the dataset's name, split "test", the subtask column
-    the user names); question_id = `index`; options = the non-empty letter columns A, B, ... in order; gold =
-    `answer`; response = `prediction` (the model's raw text). Kind: mcq with options; without, yes_no when every
-    answer is Yes or No (MME), numeric when an `answer_type` column says integer or float, else open."""
-    if dataset in VLMEVALKIT_DATASETS:
-        benchmark, split, paper_column = VLMEVALKIT_DATASETS[dataset]
-        subtask_column = subtask_column or paper_column
-    else:
-        if subtask_column is None:
-            raise ImportFormatError(f"{path}: VLMEvalKit dataset {dataset!r} is not one of the paper's "
-                                    f"({', '.join(VLMEVALKIT_DATASETS)}): name its subtask column "
-                                    f"(--vlmevalkit-subtask-column, e.g. category)")
-        benchmark, split = dataset, OTHER_SPLIT
-    columns = {name: _column_named(frame, name) for name in (*VLMEVALKIT_COLUMNS, subtask_column)}
-    missing = [name for name, column in columns.items() if column is None]
-    if missing:
-        raise ImportFormatError(f"{path}: lacks the column(s) {missing} of a VLMEvalKit {dataset} prediction file "
-                                f"(columns: {', '.join(map(str, frame.columns))})")
-    letters = [letter for letter in LETTERS if letter in frame.columns]
-    options = [[option for option in row if option is not None]
-               for row in zip(*(_text_column(frame, letter) for letter in letters))] if letters else [[]] * len(frame)
-    answers = _text_column(frame, columns["answer"])
-    kind = np.full(len(frame), MCQ, dtype=object)
-    if not letters:
-        if all(a in ("Yes", "No") for a in answers if a is not None):
-            kind[:] = YES_NO
-        else:
-            answer_types = _text_column(frame, "answer_type")
-            kind = np.where(np.isin(answer_types, ["integer", "float"]), NUMERIC, OPEN).astype(object)
-    table = pd.DataFrame({
-        "model": model, "benchmark": benchmark, "split": split, "subtask": _text_column(frame, columns[subtask_column]),
-        "question_id": _text_column(frame, columns["index"]), "gold": answers,
-        "response": _text_column(frame, columns["prediction"]), "options": options, "kind": kind,
-    })
-    for name in ("answer_type", "precision"):
-        if name in frame:
-            table[name] = _text_column(frame, name)
-    return table
 
 
 # ---------------------------------------------------------------------------------------------- scoring
@@ -452,16 +226,6 @@ class _Unplaceable:
 UNRESOLVED = "model matches no registry model"  # reported per file and name, not per row
 
 
-def _check_columns(table: pa.Table, path: Path) -> None:
-    names = set(table.column_names)
-    missing = [name for name in REQUIRED_COLUMNS if name not in names]
-    if not names & set(ANSWER_COLUMNS):
-        missing.append("response or prediction")
-    if missing:
-        raise ImportFormatError(f"{path}: lacks the column(s) {missing} of a per-question table (required: "
-                                f"{', '.join(REQUIRED_COLUMNS)}, and response or prediction; docs/importing-outputs.md)")
-
-
 def _combined(*codes: np.ndarray) -> np.ndarray:
     """One code per distinct combination of the given code columns (-1 counts as a value)."""
     combined = np.zeros(len(codes[0]), dtype=np.int64)
@@ -470,7 +234,7 @@ def _combined(*codes: np.ndarray) -> np.ndarray:
     return combined
 
 
-def _splits(benchmark: _Column, given: _Column, bad: _Unplaceable) -> _Column:
+def _splits(benchmark: Column, given: Column, bad: _Unplaceable) -> Column:
     """Each row's split: given, else the only split of one of our benchmarks, else OTHER_SPLIT; for one of our
     benchmarks a split not its own, or none for one of two splits (MMMU), makes the row unplaceable."""
     pairs = _combined(benchmark.codes, given.codes)
@@ -495,26 +259,108 @@ def _splits(benchmark: _Column, given: _Column, bad: _Unplaceable) -> _Column:
             per_pair[i] = split
     lookup = np.empty(int(present.max(initial=-1)) + 1, dtype=np.int64)
     lookup[present] = np.arange(len(present))
-    return _derived(per_pair[lookup[pairs]])
+    return derived_column(per_pair[lookup[pairs]])
 
 
-def _kinds(kind: _Column, has_options: np.ndarray, bad: _Unplaceable) -> _Column:
+def _replaced(column: Column, rows: np.ndarray, values) -> Column:
+    """The column with the values of `rows` (a mask) replaced."""
+    full = column.value_array()[column.codes].copy()
+    full[rows] = values
+    return derived_column(full)
+
+
+def _unwrap_answers(table: pa.Table, columns: dict[str, Column], bad: _Unplaceable) -> None:
+    """A response or prediction given as a list (JSONL, Parquet) is its one text; a list of several texts makes
+    the row unplaceable (which text was the answer cannot be told)."""
+    for name in ANSWER_COLUMNS:
+        if name not in table.column_names:
+            continue
+        array = table.column(name).combine_chunks()
+        if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
+            continue
+        lengths = pc.list_value_length(array).fill_null(1).to_numpy(zero_copy_only=False)
+        bad.mark(lengths > 1, name, f"{name} is a list of several texts: give the one answer")
+        bad.mark(lengths == 0, name, f"{name} is an empty list")
+        first = [None if items is None or len(items) != 1 else cell_text(items[0]) for items in array.to_pylist()]
+        columns[name] = derived_column(np.array(first, dtype=object))
+
+
+# benchmark -> our spelling of a subtask label another harness spells differently (VLMEvalKit's BLINK:
+# Functional_Correspondence, ours Functional Correspondence, as the BLINK dataset's sub_task)
+SUBTASK_SPELLINGS = {"BLINK": lambda label: label.replace("_", " ")}
+
+
+def _our_subtasks(benchmark: Column, subtask: Column) -> Column:
+    """Subtask labels of the paper's benchmarks in our spelling (SUBTASK_SPELLINGS), whatever the source."""
+    named = [name for name in SUBTASK_SPELLINGS if name in benchmark.values]
+    if not named:
+        return subtask
+    labels = subtask.value_array()[subtask.codes]
+    for name in named:
+        rows = (benchmark.codes == benchmark.values.index(name)) & ~subtask.null
+        labels[rows] = [SUBTASK_SPELLINGS[name](label) for label in labels[rows]]
+    return derived_column(labels)
+
+
+TRUE_FALSE = "true_false"  # a kind of the table format: scored as the choice between the options True and False
+TRUE_FALSE_OPTIONS = json.dumps(["True", "False"])
+
+
+def _true_false_as_choices(columns: dict[str, Column], bad: _Unplaceable) -> None:
+    """Rows of kind true_false as multiple choice between "True" (A) and "False" (B), so the scoring core reads
+    True/False answers by its option-text rules; a gold other than true or false (any case) is unplaceable."""
+    kind = columns["kind"]
+    if TRUE_FALSE not in kind.values:
+        return
+    rows = kind.codes == kind.values.index(TRUE_FALSE)
+    gold = columns["gold"].value_array()[columns["gold"].codes[rows]]
+    letters = np.array([{"true": "A", "false": "B"}.get(str(g).strip().lower()) for g in gold], dtype=object)
+    unknown = np.zeros(len(rows), dtype=bool)
+    unknown[np.flatnonzero(rows)[letters == None]] = True
+    bad.mark(unknown & ~columns["gold"].null, "gold", "gold of a true_false row is not True or False")
+    columns["gold"] = _replaced(columns["gold"], rows, letters)
+    columns["options"] = _replaced(columns["options"], rows, TRUE_FALSE_OPTIONS)
+    columns["kind"] = _replaced(kind, rows, MCQ)
+
+
+def _upper_case_letters(gold: Column, kind: Column) -> Column:
+    """A multiple-choice gold written as a lower-case letter ("b") is that letter."""
+    if MCQ not in kind.values or not any(len(v) == 1 and v.islower() and v.upper() in LETTERS for v in gold.values):
+        return gold
+    rows = (kind.codes == kind.values.index(MCQ)) & gold.rows_where(lambda v: len(v) == 1 and v.islower())
+    return _replaced(gold, rows, [g.upper() for g in gold.value_array()[gold.codes[rows]]])
+
+
+def _kinds(kind: Column, has_options: np.ndarray, bad: _Unplaceable) -> Column:
     """Each row's kind: given, else mcq when it has options; rows with neither, or an unknown kind, unplaceable."""
     for value in kind.values:
         if value not in KINDS:
-            bad.mark(kind.codes == kind.values.index(value), "kind", f"kind {value!r} is not one of {', '.join(KINDS)}")
-    bad.mark(kind.null & ~has_options, "kind", f"no options and no kind (one of {', '.join(KINDS)})")
+            bad.mark(kind.codes == kind.values.index(value), "kind",
+                     f"kind {value!r} is not one of {', '.join((*KINDS, TRUE_FALSE))}")
+    bad.mark(kind.null & ~has_options, "kind", f"no options and no kind (one of {', '.join((*KINDS, TRUE_FALSE))})")
     rows = np.where(kind.null, np.where(has_options, MCQ, None), kind.value_array()[kind.codes]).astype(object)
-    derived = _derived(rows)
+    derived = derived_column(rows)
     bad.mark(derived.rows_where(lambda v: v == MCQ) & ~has_options, "options", "a multiple-choice row without options")
     return derived
 
 
-def _resolve(model: _Column, registry: Registry, bad: _Unplaceable) -> tuple[list, dict[str, int]]:
+def resolve_compared(name: str, registry: Registry, benchmarks) -> ModelSpec | None:
+    """The model a name denotes for these benchmarks' rows: a model of the CAIT paper's table only (cait_models)
+    is one of the families compared on CAIT alone, so on any other benchmark it is unknown (the analysis would
+    refuse it after scoring)."""
+    spec = registry.resolve(name) if name.strip() else None
+    compared = {model.key for model in registry.models}
+    if spec is not None and spec.key not in compared and any(b != "CAIT" for b in benchmarks):
+        return None
+    return spec
+
+
+def _resolve(model: Column, benchmark: Column, registry: Registry, bad: _Unplaceable) -> tuple[list, dict[str, int]]:
     """The registry key of each distinct model name (None: unknown), and the unknown names' placeable row counts."""
     keys, unresolved = [], {}
+    benchmarks = benchmark.value_array()
     for code, name in enumerate(model.values):
-        spec = registry.resolve(name) if name.strip() else None
+        spec = resolve_compared(name, registry, set(benchmarks[benchmark.codes[model.codes == code]]))
         keys.append(spec.key if spec else None)
         if spec is None and name.strip():
             rows = model.codes == code
@@ -523,7 +369,12 @@ def _resolve(model: _Column, registry: Registry, bad: _Unplaceable) -> tuple[lis
     return keys, unresolved
 
 
-def _score_distinct(columns: dict[str, _Column], kind: _Column, options: list, rows: np.ndarray,
+def _options_at(options: list, code: int) -> list[str]:
+    """The parsed options of an options code (-1: the row has none)."""
+    return (options[code] or []) if code >= 0 else []
+
+
+def _score_distinct(columns: dict[str, Column], kind: Column, options: list, rows: np.ndarray,
                     has_response: bool) -> tuple[np.ndarray, list]:
     """(group of each of `rows`, the _Scored of each group): every distinct answer scored once."""
     names = ("benchmark", "gold", "answer_type", "precision", "response", "prediction")
@@ -535,7 +386,7 @@ def _score_distinct(columns: dict[str, _Column], kind: _Column, options: list, r
     for first in rows[firsts]:
         cell = {name: values[name][columns[name].codes[first]] for name in names}
         precision = _precision_of(cell["precision"])[0]
-        work.append((cell["benchmark"], kinds[kind.codes[first]], options[columns["options"].codes[first]] or [],
+        work.append((cell["benchmark"], kinds[kind.codes[first]], _options_at(options, columns["options"].codes[first]),
                      cell["gold"], cell["answer_type"], precision, cell["response"], cell["prediction"], has_response))
     workers = _workers(len(work))
     if workers == 1:
@@ -564,6 +415,24 @@ def _extra(fields: dict, options: list[str]) -> str | None:
     return encode_json(extra).decode() if extra else None
 
 
+def _with_row_extra(extra: pa.Array, columns: dict[str, Column], kept: np.ndarray) -> pa.Array:
+    """Each kept row's `extra` with its ROW_EXTRA_COLUMNS (question text and hint shown in the explorer, the
+    harness's own reading for the scoring audit): fields of the row, not of its scored answer."""
+    present = [name for name in ROW_EXTRA_COLUMNS if not columns[name].null[kept].all()]
+    if not present:
+        return extra
+    values = {name: columns[name].value_array()[columns[name].codes[kept]] for name in present}
+    merged = []
+    for row, text in enumerate(extra.to_pylist()):
+        fields = json.loads(text) if text else {}
+        for name in present:
+            value = values[name][row]
+            if value is not None:
+                fields[name] = (value == "True") if name == "harness_correct" else value
+        merged.append(encode_json(fields).decode() if fields else None)
+    return pa.array(merged, pa.large_string())
+
+
 def _category(codes: np.ndarray, values: list, order=()) -> pd.Categorical:
     """Codes into `values` (-1: null) as a categorical ordered as ingestion orders that column."""
     ordered = _categorical(values, order)
@@ -579,10 +448,10 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
            problems: Problems) -> tuple[pd.DataFrame, dict[str, int]]:
     """The placeable rows of one table-format file, scored, as a table of TABLE_COLUMNS (plus `_name`), and the
     model names the registry does not know (with their row counts); every other unplaceable row is reported."""
-    _check_columns(table, path)
+    check_columns(table, path)
     n = table.num_rows
     bad = _Unplaceable(n)
-    columns = {name: _Column.of(table, name) for name in TABLE_FIELDS}
+    columns = {name: Column.of(table, name) for name in TABLE_FIELDS}
     if path.suffix.lower() in TEXT_CELL_SUFFIXES and "response" in table.column_names:
         # a CSV cell cannot tell an empty response from a missing one: without a prediction it is the empty response
         response = columns["response"]
@@ -598,9 +467,12 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
         if problem is not None:
             bad.mark(columns["benchmark"].codes == code, "benchmark",
                      problem.replace("per_question field 'benchmark'", "benchmark"))
+    _unwrap_answers(table, columns, bad)
+    columns["subtask"] = _our_subtasks(columns["benchmark"], columns["subtask"])
+    _true_false_as_choices(columns, bad)
     split = _splits(columns["benchmark"], columns["split"], bad)
     variant = columns["variant"]
-    variant = _derived(np.where(variant.null, DEFAULT_VARIANT, variant.value_array()[variant.codes]).astype(object))
+    variant = derived_column(np.where(variant.null, DEFAULT_VARIANT, variant.value_array()[variant.codes]).astype(object))
     parsed = [_options_of(value) for value in columns["options"].values]
     for code, (_, problem) in enumerate(parsed):
         if problem is not None:
@@ -608,10 +480,11 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
     options = [value for value, _ in parsed]
     has_options = np.append(np.array([bool(o) for o in options], dtype=bool), False)[columns["options"].codes]
     kind = _kinds(columns["kind"], has_options, bad)
+    columns["gold"] = _upper_case_letters(columns["gold"], kind)
     for code, value in enumerate(columns["precision"].values):
         if _precision_of(value)[1] is not None:
             bad.mark(columns["precision"].codes == code, "precision", _precision_of(value)[1])
-    keys, unresolved = _resolve(columns["model"], registry, bad)
+    keys, unresolved = _resolve(columns["model"], columns["benchmark"], registry, bad)
     # score each distinct answer once; an answer that cannot be scored makes its rows unplaceable
     placed = np.flatnonzero(bad.placed)
     group, scored = _score_distinct(columns, kind, options, placed, "response" in table.column_names)
@@ -634,7 +507,7 @@ def _place(table: pa.Table, lines: np.ndarray, path: Path, order: int, task: str
 def _first_of_each_key(kept, group, columns, keys, split, variant, lines, path, order, problems):
     """The first row of each (model, benchmark, split, variant, question_id) in the file; later ones reported."""
     key_of_name = np.array([*keys, None], dtype=object)
-    model = _derived(key_of_name[columns["model"].codes[kept]])
+    model = derived_column(key_of_name[columns["model"].codes[kept]])
     codes = _combined(model.codes, columns["benchmark"].codes[kept], split.codes[kept], variant.codes[kept],
                       columns["question_id"].codes[kept])
     first = np.zeros(len(kept), dtype=bool)
@@ -655,12 +528,12 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
     _validate_outcomes(kept, group, scored, columns, split, variant)
     model_order = [spec.key for family in registry.families for spec in registry.family_order(family)]
     key_of_name = np.array([*keys, None], dtype=object)
-    model = _derived(key_of_name[columns["model"].codes[kept]])
+    model = derived_column(key_of_name[columns["model"].codes[kept]])
     specs = [registry.get(key) for key in model.values]
     frame = pd.DataFrame({"model": _category(model.codes, model.values, model_order)})
     for name, order in (("family", registry.families), ("size", [registry.get(k).size for k in model_order]),
                         ("encoder_tier", ())):
-        per_model = _derived(np.array([getattr(spec, name) for spec in specs], dtype=object)[model.codes])
+        per_model = derived_column(np.array([getattr(spec, name) for spec in specs], dtype=object)[model.codes])
         frame[name] = _category(per_model.codes, per_model.values, order)
     for name, dtype in (("total_params", np.int64), ("active_params", np.int64), ("moe", bool)):
         frame[name] = np.array([getattr(spec, name) for spec in specs], dtype=dtype)[model.codes]
@@ -673,7 +546,7 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
     frame["response"] = _text_series(columns["response"].arrow(kept))
     fields = [s.fields or {} for s in scored]
     present, firsts = np.unique(group, return_index=True)
-    options_of_group = {g: options[columns["options"].codes[kept[f]]] or [] for g, f in zip(present, firsts)}
+    options_of_group = {g: _options_at(options, columns["options"].codes[kept[f]]) for g, f in zip(present, firsts)}
     per_group = {
         "prediction": [f.get("prediction") for f in fields],
         "correct": [f.get("correct") for f in fields],
@@ -686,22 +559,23 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
     correct = np.array([c is True for c in per_group["correct"]], dtype=bool)[group]
     unknown = np.array([c is None for c in per_group["correct"]], dtype=bool)[group]
     frame["correct"] = pd.arrays.BooleanArray(correct, unknown)
-    match = _derived(np.array(per_group["match"], dtype=object)[group])
+    match = derived_column(np.array(per_group["match"], dtype=object)[group])
     frame["match"] = _category(match.codes, match.values, MATCH_KINDS)
     for name in PROMOTED_FIELDS:
         if name == "kind":
             frame["kind"] = _category(kind.codes[kept], kind.values)
         else:
-            promoted = _derived(np.array(per_group[name], dtype=object)[group])
+            promoted = derived_column(np.array(per_group[name], dtype=object)[group])
             frame[name] = _category(promoted.codes, promoted.values)
-    frame["extra"] = _text_series(pa.array(per_group["extra"], pa.large_string()).take(group))
+    frame["extra"] = _text_series(_with_row_extra(pa.array(per_group["extra"], pa.large_string()).take(group),
+                                                  columns, kept))
     frame["task"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[task])
     frame["doc_id"] = pd.arrays.IntegerArray(np.zeros(len(kept), dtype=np.int64), np.ones(len(kept), dtype=bool))
     frame["source_file"] = pd.Categorical.from_codes(np.zeros(len(kept), dtype=np.int8), categories=[str(path)])
     frame["source_line"] = lines[kept].astype(np.int32)
     for name in TABLE_COLUMNS:  # a record field the table gains as a column of its own (outcome fields only)
         if name not in frame:
-            values = _derived(np.array([f.get(name) for f in fields], dtype=object)[group])
+            values = derived_column(np.array([f.get(name) for f in fields], dtype=object)[group])
             frame[name] = _category(values.codes, values.values)
     table = frame[TABLE_COLUMNS]
     table.insert(len(TABLE_COLUMNS), "_name", _category(columns["model"].codes[kept], columns["model"].values))
@@ -723,17 +597,94 @@ def _validate_outcomes(kept, group, scored, columns, split, variant) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- import
-def _table_of(source: ImportSource, order: int, problems: Problems) -> tuple[pa.Table, np.ndarray, str, int]:
-    """The table-format rows of a source, where each is in its file, its task label (the VLMEvalKit dataset, or
-    "imported") and the number of its lines that hold no row (reported)."""
-    table, lines, bad_lines = read_file(source.path)
-    for line, reason in bad_lines:
-        problems.add(order, "unplaceable_row", source.path, line, None, reason)
-    if source.harness == "vlmevalkit":
-        model, dataset = split_vlmevalkit_name(source.path, source.dataset)
-        frame = vlmevalkit_table(table.to_pandas(), source.path, model, dataset, source.subtask_column)
-        return pa.Table.from_pandas(frame, preserve_index=False), lines, dataset, len(bad_lines)
-    return table, lines, "imported", len(bad_lines)
+@dataclass
+class _Read:
+    """One source as read: its table-format rows, where each is in its file, its task label (the VLMEvalKit
+    dataset, or "imported") and the number of its lines that hold no row (reported)."""
+    source: ImportSource
+    table: pa.Table
+    lines: np.ndarray
+    task: str
+    bad_lines: int
+
+
+def _read_sources(sources: list[ImportSource], problems: Problems) -> tuple[list[_Read], pd.DataFrame]:
+    """Every source read, VLMEvalKit's scoring files joined to the prediction files they score and, of several
+    runs of one model and dataset (VLMEvalKit's T<date> folders), the newest kept: (the reads, the duplicate
+    runs frame, one row per dropped run)."""
+    frames = {}
+    for order, source in enumerate(sources):
+        table, lines, bad_lines = read_file(source.path)
+        for line, reason in bad_lines:
+            problems.add(order, "unplaceable_row", source.path, line, None, reason)
+        frames[order] = (table, lines, bad_lines)
+    vlmevalkit = {order: frames[order][0].to_pandas() for order, s in enumerate(sources) if s.harness == "vlmevalkit"}
+    scoring = {order for order, frame in vlmevalkit.items() if is_scoring_file(frame)}
+    scored_by: dict[int, int] = {}
+    for order in sorted(scoring):
+        path = sources[order].path
+        owners = [o for o in vlmevalkit if o not in scoring and sources[o].path.parent == path.parent
+                  and path.stem.startswith(f"{sources[o].path.stem}_")]
+        if not owners:
+            raise ImportFormatError(f"{path}: VLMEvalKit's scoring of a prediction file (it has `hit` or `res`), "
+                                    "not the predictions: give the prediction file it scores (<model>_<dataset>"
+                                    f"{path.suffix}, in the same folder) with it")
+        scored_by[max(owners, key=lambda o: len(sources[o].path.stem))] = order
+    runs: dict[tuple[str, str], list[int]] = {}
+    for order in vlmevalkit:
+        if order not in scoring:
+            runs.setdefault(split_vlmevalkit_name(sources[order].path, sources[order].dataset), []).append(order)
+    dropped, duplicate_rows = set(), []
+    for (model, dataset), orders in sorted(runs.items()):
+        if len(orders) < 2:
+            continue
+        dates = {o: run_date(sources[o].path) for o in orders}
+        if None in dates.values() or len(set(dates.values())) < len(orders):
+            raise DuplicateRunsError(f"{len(orders)} VLMEvalKit runs of {model} on {dataset} "
+                                     f"({', '.join(str(sources[o].path) for o in orders)}) and no run-folder dates "
+                                     "(T<date>_G<commit>) to choose the newest by: keep one of them")
+        kept = max(orders, key=dates.get)
+        for o in orders:
+            if o != kept:
+                dropped.add(o)
+                duplicate_rows.append({
+                    "model": model, "kept_run": str(sources[kept].path), "kept_timestamp": dates[kept],
+                    "dropped_run": str(sources[o].path), "dropped_timestamp": dates[o], "datasets": dataset,
+                    "duplicate_rows": len(vlmevalkit[o]), "answers_differ": 0, "settings_differ": None,
+                    "kept_because": "newest"})
+                problems.add(o, "duplicate", sources[o].path, None, None,
+                             f"an older VLMEvalKit run of {model} on {dataset} ({dates[o]}); the newest, "
+                             f"{sources[kept].path} ({dates[kept]}), is kept", model, dataset)
+    reads = []
+    for order, source in enumerate(sources):
+        table, lines, bad_lines = frames[order]
+        if order in scoring or order in dropped:
+            continue
+        if source.harness == "vlmevalkit":
+            model, dataset = split_vlmevalkit_name(source.path, source.dataset)
+            judged = vlmevalkit[scored_by[order]] if order in scored_by else None
+            frame = vlmevalkit_table(vlmevalkit[order], source.path, model, dataset, source.subtask_column, judged)
+            table, task = pa.Table.from_pandas(frame, preserve_index=False), dataset
+        else:
+            task = "imported"
+        reads.append(_Read(source, table, lines, task, len(bad_lines)))
+    return reads, pd.DataFrame(duplicate_rows, columns=DUPLICATE_RUN_COLUMNS).astype(
+        {"duplicate_rows": "int64", "answers_differ": "int64"})
+
+
+def _unknown_names(reads: list[_Read], registry: Registry) -> dict[tuple[str, str], int]:
+    """(file, model name) -> its row count, for the names the registry does not resolve: found before any
+    scoring, so that the error comes at once."""
+    unknown = {}
+    for read in reads:
+        if "model" not in read.table.column_names:
+            continue
+        frame = read.table.select([c for c in ("model", "benchmark") if c in read.table.column_names]).to_pandas()
+        for name, rows in frame.groupby("model", sort=True):
+            benchmarks = set(rows["benchmark"]) if "benchmark" in rows else set()
+            if str(name).strip() and resolve_compared(str(name), registry, benchmarks) is None:
+                unknown[(str(read.source.path), str(name))] = len(rows)
+    return unknown
 
 
 def _unresolved_message(unresolved: dict) -> str:
@@ -765,17 +716,19 @@ def import_outputs(sources: list[ImportSource], registry: Registry, model_overri
     if model_overrides:
         registry = registry.with_overrides(model_overrides)
     problems = Problems()
+    reads, duplicate_runs = _read_sources(sources, problems)
+    if strict:
+        unknown = _unknown_names(reads, registry)
+        if unknown:
+            raise UnresolvedModelError(_unresolved_message(unknown))
     unresolved: dict[tuple[str, str], int] = {}
     parts, runs, lines_read = [], [], 0
-    for order, source in enumerate(sources):
-        table, lines, task, bad_lines = _table_of(source, order, problems)
-        lines_read += len(lines) + bad_lines
-        part, names = _place(table, lines, source.path, order, task, registry, problems)
-        unresolved.update({(str(source.path), name): count for name, count in names.items()})
-        runs.append(_runs_of(part, source.harness))
+    for order, read in enumerate(reads):
+        lines_read += len(read.lines) + read.bad_lines
+        part, names = _place(read.table, read.lines, read.source.path, order, read.task, registry, problems)
+        unresolved.update({(str(read.source.path), name): count for name, count in names.items()})
+        runs.append(_runs_of(part, read.source.harness))
         parts.append(part.drop(columns="_name"))
-    if unresolved and strict:
-        raise UnresolvedModelError(_unresolved_message(unresolved))
     for (file, name), count in sorted(unresolved.items()):
         problems.add(-1, "unresolved_model", file, None, "model",
                      f"model {name!r} matches no registry model; {count} rows not imported (--extra-models describes "
@@ -791,6 +744,7 @@ def import_outputs(sources: list[ImportSource], registry: Registry, model_overri
     if runs:
         result.runs = pd.concat(runs, ignore_index=True)
     result.problems = problems.frame()
+    result.duplicate_runs = duplicate_runs
     kinds = problems.counts()
     result.counts.update({"import_files": len(sources), "imported_rows": len(result.table), "rows": len(result.table),
                           "lines_read": lines_read, "lines_skipped": lines_read - len(result.table),
@@ -861,16 +815,13 @@ def combine(logs: IngestResult | None, imported: IngestResult, registry: Registr
         counts[key] = counts.get(key, 0) + value
     problems = pd.concat([logs.problems.astype({"kind": object}), imported.problems.astype({"kind": object})],
                          ignore_index=True)
+    duplicate_runs = pd.concat([frame for frame in (logs.duplicate_runs, imported.duplicate_runs) if len(frame)],
+                               ignore_index=True) if len(imported.duplicate_runs) else logs.duplicate_runs
     return IngestResult(table=table, runs=runs, problems=problem_dtypes(problems), run_tasks=logs.run_tasks,
-                        settings=logs.settings, duplicate_runs=logs.duplicate_runs, counts=counts,
+                        settings=logs.settings, duplicate_runs=duplicate_runs, counts=counts,
                         from_cache=logs.from_cache and imported.from_cache)
 
 
 class MixedSourcesError(ValueError):
     """One model's rows come from two harnesses and mixing was not asked for."""
 
-
-__all__ = ["ANSWER_COLUMNS", "LMMS_EVAL", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "TABLE_FIELDS", "VLMEVALKIT_DATASETS",
-           "ImportFormatError", "ImportSource", "MixedSourcesError", "combine", "import_outputs", "imported_files",
-           "read_file",
-           "sources_of_models", "split_vlmevalkit_name", "vlmevalkit_table"]
