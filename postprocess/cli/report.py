@@ -15,6 +15,7 @@ from postprocess.inverse_scaling.parameters import UNSETTLED_TREATMENTS, Paramet
 
 DEFAULTS = Parameters()
 PROBLEMS_FILE = "problems.csv"
+ANSWERS_FILE = "answers.parquet"  # every analysed answer: source, letter, rule, tier, settled-by, correctness
 
 
 def _subtask(text: str) -> tuple[str, str, str]:
@@ -287,6 +288,7 @@ def _add_image_problems(path, problems, image_problems: list[tuple[str, str, str
 def run_report(args: argparse.Namespace) -> int:
     from lmms_eval_tasks.install import parse_overrides
     from postprocess.inverse_scaling.analysis import run_analysis
+    from postprocess.inverse_scaling.settlement import answers_table
     from postprocess.logs.quality import settings_differences
     from postprocess.render.explorer import MB, ExplorerInput
     from postprocess.render.human_tables import human_tables
@@ -328,6 +330,7 @@ def run_report(args: argparse.Namespace) -> int:
         max_bytes=int(args.explorer_max_mb * MB) or None)
     with written_whole(args.out) as folder:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
+        answers_table(benchmarks, params.unsettled).to_parquet(folder.staging / ANSWERS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings, analysis.unsettled),
                       extra_sections=sections, figure_subtasks=args.figure_subtask or None,
                       figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)

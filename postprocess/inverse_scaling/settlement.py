@@ -124,3 +124,32 @@ def unsettled_counts(table: pd.DataFrame, variant: str) -> pd.DataFrame:
     counts = frame.groupby(["model", "benchmark"], sort=False).sum().reset_index()
     counts["unsettled_percent"] = 100.0 * counts["unsettled"] / counts["answers"].clip(lower=1)
     return counts
+
+
+ANSWER_COLUMNS = ["model", "benchmark", "split", "subtask", "question_id", "variant", "gold", "prediction",
+                  "candidate", "match", "rule", "extraction_tier", "abstain_reason", "settled_by", "correct",
+                  "correct_as_read", "source_file", "source_line"]
+
+
+def answers_table(table: pd.DataFrame, treatment: str) -> pd.DataFrame:
+    """answers.parquet: every answer of the table with where it came from (source_file, source_line: a log line or
+    an imported file's row), its letter, the withheld candidate, match, rule, tier, why the rules abstained, who
+    settled it (SETTLED_BY), `correct` as the analysis counts it under `treatment` (null: excluded, or no gold) and
+    `correct_as_read` as the logs or the import scored it."""
+    resolved = resolve(table, treatment)
+    frame = pd.DataFrame(index=table.index)
+    for name in ANSWER_COLUMNS:
+        if name in table.columns:
+            frame[name] = table[name]
+    none = _is(table["match"], "none") if "match" in table.columns else np.zeros(len(table), dtype=bool)
+    reasons = np.full(len(table), None, dtype=object)
+    if none.any() and "extra" in table.columns:
+        reasons[none] = _fields(table["extra"].to_numpy()[none], "abstain_reason")
+    frame["abstain_reason"] = pd.array(reasons, dtype="string")
+    frame["settled_by"] = settled_by(table)
+    frame["correct"] = resolved["correct"].astype("boolean")
+    frame["correct_as_read"] = table["correct"].astype("boolean")
+    for name in ANSWER_COLUMNS:
+        if name not in frame.columns:
+            frame[name] = pd.array([None] * len(table), dtype="string")
+    return frame[ANSWER_COLUMNS].reset_index(drop=True)

@@ -36,6 +36,7 @@ NOT_RUN = {
     "invscale tasks install": "writes into the installed lmms-eval (tests/lmms_eval_tasks covers it)",
     "invscale tasks uninstall": "writes into the installed lmms-eval (tests/lmms_eval_tasks covers it)",
     "invscale demo": "the whole demo, minutes (tests/test_demo.py runs it)",
+    "invscale diff": "compares two report folders (tests/postprocess/test_report_diff.py runs it on two reports)",
 }
 
 

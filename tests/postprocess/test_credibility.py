@@ -126,7 +126,8 @@ def test_a_case_no_check_could_run_is_not_checked_and_not_counted_as_passing():
 def test_the_headline_count_is_the_cases_with_no_failed_check_and_one_run(controlled):
     numbers = controlled.summary["credibility"]
     verdicts = controlled.cases["verdict"]
-    assert numbers["pass_checks_run"] == int(verdicts.str.startswith("pass").sum()) == 7
+    # 4 pass the option-order check, the only one the constructed runs allow (replication is no check: issue 26)
+    assert numbers["pass_checks_run"] == int(verdicts.str.startswith("pass").sum()) == 4
     assert numbers["fail"] + numbers["pass_checks_run"] + numbers["not_checked"] == numbers["cases"] == 20
 
 

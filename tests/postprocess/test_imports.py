@@ -253,8 +253,9 @@ def test_adjudicate_says_it_leaves_imported_answers_alone(tmp_path, capsys):
     assert main(["adjudicate", "--table", str(path), "--extra-models", str(extra), "--out", str(tmp_path / "adj"),
                  "--dry-run"]) == 0
     captured = capsys.readouterr()
-    # "Either A or B.", "" and "I think it is a green triangle." (an option text in prose: withheld as inconclusive)
-    assert "3 unparsed answers of imported files are not adjudicated" in captured.err
+    # "Either A or B." and "": "I think it is a green triangle." now commits (closing_text: one plain sentence that
+    # ends on an option's whole text)
+    assert "2 unparsed answers of imported files are not adjudicated" in captured.err
     assert "nothing to adjudicate" in captured.out
 
 

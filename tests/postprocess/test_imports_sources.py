@@ -189,9 +189,11 @@ def test_letter_answers_without_any_options_refuse_the_file(tmp_path, registry):
 # ---------------------------------------------------------------------------------------------- names
 def test_vlmevalkit_model_names_are_aliases_of_the_registry():
     registry = load_registry()
-    names = {"Gemma3-12B": "Gemma-3-12B", "InternVL3_5-8B": "InternVL3.5-8B",
+    names = {"Gemma3-12B": "Gemma-3-12B", "InternVL3_5-2B": "InternVL3.5-2B",
              "InternVL3_5-241B-A28B": "InternVL3.5-241B-A28B", "Qwen3-VL-8B-Instruct": "Qwen3-VL-8B"}
     assert {name: registry.resolve(name).key for name in names} == names
+    # InternVL3_5-8B / -4B are also the repo names of the CAIT paper's thinking models: they stay theirs.
+    assert registry.resolve("InternVL3_5-8B").key == "InternVL-3.5-8B"
 
 
 def test_unknown_models_are_named_before_any_scoring(tmp_path, registry, monkeypatch):

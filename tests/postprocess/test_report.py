@@ -129,6 +129,7 @@ def test_a_single_model_gets_its_accuracy_and_a_plain_nothing_to_compare(tmp_pat
         "appendixB_accuracy_alpha", "appendixB_subtask_accuracy_alpha", "quality_ingestion_overview",
         "quality_runs_found", "quality_problems_by_kind_rows_skipped_kept_or_reported",
         "quality_unparsed_answers_per_model_x_benchmark", "quality_answers_per_extraction_tier_model_x_benchmark",
+        "quality_unsettled_answers_per_model_x_benchmark_letter_withheld_no_judge_verdict",
         "quality_missing_model_x_split_runs",
         "quality_partial_runs", "quality_runs_and_samples_files_not_read",
         "quality_duplicate_runs_runs_of_one_model_holding_the_same_questions",

@@ -320,3 +320,18 @@ def test_letters_read_by_another_harness_make_the_extraction_check_not_run():
     table.loc[(table["model"] == "A-24B") & (table["subtask"] == "Jigsaw"), "extraction_tier"] = "external"
     row = verdict(table)
     assert row["extraction_check"] == "not run" and np.isnan(row["worst_case_net"])
+
+
+def test_answers_parquet_lists_every_answer_with_who_settled_it_and_how_it_counts():
+    from postprocess.inverse_scaling.settlement import ANSWER_COLUMNS, answers_table
+
+    table = with_tiers(constructed_table())
+    rows = jigsaw_rows(table, "A-24B", True, 2)
+    table = withhold(table, rows, "A")
+    answers = answers_table(table, "exclude")
+    assert list(answers.columns) == ANSWER_COLUMNS and len(answers) == len(table)
+    withheld_rows = answers.iloc[[table.index.get_loc(i) for i in rows]]
+    assert list(withheld_rows["settled_by"]) == ["unsettled", "unsettled"]
+    assert withheld_rows["correct"].isna().all() and not withheld_rows["correct_as_read"].any()
+    assert list(withheld_rows["candidate"]) == ["A", "A"] and list(withheld_rows["abstain_reason"]) == ["inconclusive"] * 2
+    assert answers_table(table, "candidate").iloc[[table.index.get_loc(i) for i in rows]]["correct"].all()

@@ -102,6 +102,7 @@ from postprocess.logs.ingest import (
     IngestResult,
     Problems,
     UnresolvedModelError,
+    FIXED_CATEGORIES,
     _categorical,
     empty_result,
     order_table_categories,
@@ -577,6 +578,8 @@ def _file_table(kept, group, scored, columns, keys, split, variant, kind, option
         if name not in frame:
             values = derived_column(np.array([f.get(name) for f in fields], dtype=object)[group])
             frame[name] = _category(values.codes, values.values)
+    for name, categories in FIXED_CATEGORIES.items():  # as ingestion types them: a column without a value keeps its type
+        frame[name] = pd.Categorical(frame[name], categories=pd.Index(categories, dtype="str"))
     table = frame[TABLE_COLUMNS]
     table.insert(len(TABLE_COLUMNS), "_name", _category(columns["model"].codes[kept], columns["model"].values))
     return table
