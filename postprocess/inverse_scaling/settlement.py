@@ -44,20 +44,27 @@ def _fields(extra: pd.Series, name: str) -> list:
     return [json.loads(text).get(name) if isinstance(text, str) else None for text in extra]
 
 
+def _withheld_fields(table: pd.DataFrame) -> tuple[np.ndarray, list, list]:
+    """(rows of match "none", their abstain_reason, their judge_status): `extra` parsed once, for those rows only."""
+    if "match" not in table.columns or table.empty:
+        return np.zeros(len(table), dtype=bool), [], []
+    none = _is(table["match"], "none")
+    if not none.any() or "extra" not in table.columns:
+        return none, [None] * int(none.sum()), [None] * int(none.sum())
+    extra = table["extra"].to_numpy()[none]
+    return none, _fields(extra, "abstain_reason"), _fields(extra, "judge_status")
+
+
+def _withheld_mask(none: np.ndarray, reasons: list, statuses: list) -> np.ndarray:
+    result = np.zeros(len(none), dtype=bool)
+    result[np.flatnonzero(none)] = [r == "inconclusive" and s not in _JUDGE_SETTLES for r, s in zip(reasons, statuses)]
+    return result
+
+
 def withheld(table: pd.DataFrame) -> pd.Series:
     """Whether each answer is unsettled (module docstring), whatever its gold. A table without `match` (built by
     hand, not from logs) has none; a judge's reverted answer (adjudications.rules_only) is unsettled again."""
-    if "match" not in table.columns or table.empty:
-        return pd.Series(False, index=table.index)
-    none = _is(table["match"], "none")
-    result = np.zeros(len(table), dtype=bool)
-    if none.any() and "extra" in table.columns:
-        extra = table["extra"].to_numpy()[none]
-        reason = _fields(extra, "abstain_reason")
-        status = _fields(extra, "judge_status")
-        result[np.flatnonzero(none)] = [r == "inconclusive" and s not in _JUDGE_SETTLES
-                                        for r, s in zip(reason, status)]
-    return pd.Series(result, index=table.index)
+    return pd.Series(_withheld_mask(*_withheld_fields(table)), index=table.index)
 
 
 def unsettled_states(table: pd.DataFrame) -> np.ndarray:
@@ -95,17 +102,14 @@ def resolve(table: pd.DataFrame, treatment: str) -> pd.DataFrame:
 
 def settled_by(table: pd.DataFrame) -> pd.Series:
     """SETTLED_BY per row: who decided the answer (rules, judge, external) or nobody (unsettled)."""
+    none, reasons, statuses = _withheld_fields(table)
     result = np.full(len(table), "rules", dtype=object)
     if "match" in table.columns:
         result[_is(table["match"], "judge")] = "judge"
-        none = _is(table["match"], "none")
-        if none.any() and "extra" in table.columns:
-            status = np.array(_fields(table["extra"].to_numpy()[none], "judge_status"), dtype=object)
-            judged = np.flatnonzero(none)[np.isin(status, _JUDGE_SETTLES)]
-            result[judged] = "judge"
+        result[np.flatnonzero(none)[np.isin(np.array(statuses, dtype=object), _JUDGE_SETTLES)]] = "judge"
     if "extraction_tier" in table.columns:
         result[_is(table["extraction_tier"], "external")] = "external"
-    result[withheld(table).to_numpy()] = "unsettled"
+    result[_withheld_mask(none, reasons, statuses)] = "unsettled"
     return pd.Series(pd.Categorical(result, categories=SETTLED_BY), index=table.index, name="settled_by")
 
 
@@ -114,7 +118,8 @@ def unsettled_counts(table: pd.DataFrame, variant: str) -> pd.DataFrame:
     judge settled), of them with a candidate and with the gold as candidate, and their share (%)."""
     known = table["gold"].notna() if "gold" in table.columns else table["correct"].notna()
     rows = table.loc[(table["variant"] == variant) & known] if len(table) else table
-    states = unsettled_states(rows)
+    # resolve's states when the table has them (the analysis' table): `extra` is not parsed again
+    states = rows["unsettled"].to_numpy() if "unsettled" in rows.columns else unsettled_states(rows)
     frame = pd.DataFrame({"model": rows["model"].astype(object).to_numpy(),
                           "benchmark": rows["benchmark"].astype(object).to_numpy(),
                           "answers": 1, "unsettled": states != SETTLED,
@@ -141,10 +146,9 @@ def answers_table(table: pd.DataFrame, treatment: str) -> pd.DataFrame:
     for name in ANSWER_COLUMNS:
         if name in table.columns:
             frame[name] = table[name]
-    none = _is(table["match"], "none") if "match" in table.columns else np.zeros(len(table), dtype=bool)
+    none, reasons_of_none, _ = _withheld_fields(table)
     reasons = np.full(len(table), None, dtype=object)
-    if none.any() and "extra" in table.columns:
-        reasons[none] = _fields(table["extra"].to_numpy()[none], "abstain_reason")
+    reasons[none] = reasons_of_none
     frame["abstain_reason"] = pd.array(reasons, dtype="string")
     frame["settled_by"] = settled_by(table)
     frame["correct"] = resolved["correct"].astype("boolean")
