@@ -18,12 +18,11 @@ letter as wrong leans one way (a longer, wordier model loses more), so the defau
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from postprocess.inverse_scaling.parameters import UNSETTLED_TREATMENTS as TREATMENTS
+from postprocess.logs.extra import extra_fields
 
 # `unsettled` column: 0 settled (or no gold), 1 unsettled and its candidate is not the gold (or it has none),
 # 2 unsettled and its candidate is the gold.
@@ -40,10 +39,6 @@ def _is(column: pd.Series, value: str) -> np.ndarray:
     return (column == value).fillna(False).to_numpy(dtype=bool)
 
 
-def _fields(extra: pd.Series, name: str) -> list:
-    return [json.loads(text).get(name) if isinstance(text, str) else None for text in extra]
-
-
 def _withheld_fields(table: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     """(rows of match "none", their abstain_reason, their judge_status): `extra` parsed once, for those rows only."""
     if "match" not in table.columns or table.empty:
@@ -51,8 +46,8 @@ def _withheld_fields(table: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     none = _is(table["match"], "none")
     if not none.any() or "extra" not in table.columns:
         return none, [None] * int(none.sum()), [None] * int(none.sum())
-    extra = table["extra"].to_numpy()[none]
-    return none, _fields(extra, "abstain_reason"), _fields(extra, "judge_status")
+    fields = extra_fields(table["extra"][none], ("abstain_reason", "judge_status"))
+    return none, list(fields["abstain_reason"]), list(fields["judge_status"])
 
 
 def _withheld_mask(none: np.ndarray, reasons: list, statuses: list) -> np.ndarray:
