@@ -80,9 +80,12 @@ def _answers(table: pd.DataFrame, variant: str, comparisons: pd.DataFrame) -> pd
     """The answers of `variant` with a known right or wrong of each model on the subtasks where `comparisons`
     (CASE_KEY rows) compare it, in the table's order: only those rows are decoded, not the whole table."""
     sides = [comparisons[[side, *GROUP_KEY]].set_axis(["model", *GROUP_KEY], axis=1) for side in ("small", "large")]
-    wanted = pd.MultiIndex.from_frame(pd.concat(sides).astype(object).drop_duplicates())
+    wanted = pd.concat(sides).drop_duplicates().astype({c: table[c].dtype for c in ["model", *GROUP_KEY]})
     keep = (table["variant"] == variant).to_numpy(dtype=bool) & table["correct"].notna().to_numpy(dtype=bool)
-    keep[keep] = pd.MultiIndex.from_frame(table.loc[keep, ["model", *GROUP_KEY]].astype(object)).isin(wanted)
+    # a merge on the table's own (categorical) dtypes: it matches codes, not half a million tuples
+    candidates = table.loc[keep, ["model", *GROUP_KEY]].assign(_row=np.flatnonzero(keep))
+    keep[:] = False
+    keep[candidates.merge(wanted, on=["model", *GROUP_KEY])["_row"].to_numpy()] = True
     present = [c for c in _TABLE_FIELDS if c in table.columns]
     rows = table.loc[keep, ["model", *QUESTION_KEY, "correct", *present]]
     settled = settled_by(table.loc[keep]).astype(object)
