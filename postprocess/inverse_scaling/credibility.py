@@ -88,8 +88,8 @@ def _answers(table: pd.DataFrame, variant: str, comparisons: pd.DataFrame) -> pd
     keep[candidates.merge(wanted, on=["model", *GROUP_KEY])["_row"].to_numpy()] = True
     present = [c for c in _TABLE_FIELDS if c in table.columns]
     rows = table.loc[keep, ["model", *QUESTION_KEY, "correct", *present]]
-    settled = settled_by(table.loc[keep]).astype(object)
-    rows = rows.astype({c: object for c in ["model", *QUESTION_KEY]})
+    settled = settled_by(table.loc[keep, [c for c in ("match", "extra", "extraction_tier") if c in table.columns]])
+    settled = settled.astype(object)
     for name in _TABLE_FIELDS:
         if name not in rows.columns:
             rows[name] = None
@@ -104,7 +104,9 @@ def shared_answers(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str)
     row a question: the answers' fields suffixed _small and _large, CASE_KEY and the comparison's `_order`, in the
     comparisons' order and within one in the table's. Both comparison_flips and extraction_exposure read it; the
     analysis builds it once for both."""
-    keys = comparisons[CASE_KEY].astype(object).assign(_order=np.arange(len(comparisons)))
+    # keys in the table's own (categorical) dtypes: the merges match codes; the result's keys are plain text
+    typed = {"small": table["model"].dtype, "large": table["model"].dtype, **{c: table[c].dtype for c in GROUP_KEY}}
+    keys = comparisons[CASE_KEY].astype(typed).assign(_order=np.arange(len(comparisons)))
     answers = _answers(table, variant, keys)
     fields = [c for c in answers.columns if c not in ("model", *QUESTION_KEY)]
     # one merge per side over all comparisons, then one on (comparison, question): no loop over pairs
@@ -114,7 +116,7 @@ def shared_answers(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str)
                                                                             if f != "gold"}})
     large = large.merge(keys[["large", *GROUP_KEY, "_order"]], on=["large", *GROUP_KEY])
     joined = small.merge(large.drop(columns=["large", *GROUP_KEY]), on=["_order", "question_id"])
-    joined = joined.rename(columns={"gold_small": "gold"})
+    joined = joined.rename(columns={"gold_small": "gold"}).astype({c: object for c in [*CASE_KEY, "question_id"]})
     return joined.sort_values("_order", kind="stable").reset_index(drop=True)
 
 
