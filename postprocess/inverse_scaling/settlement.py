@@ -112,11 +112,14 @@ def unsettled_counts(table: pd.DataFrame, variant: str) -> pd.DataFrame:
     """Per model x benchmark of the variant's answers with a known gold: answers, unsettled (withheld letters no
     judge settled), of them with a candidate and with the gold as candidate, and their share (%)."""
     known = table["gold"].notna() if "gold" in table.columns else table["correct"].notna()
-    rows = table.loc[(table["variant"] == variant) & known] if len(table) else table
+    # only the columns read here: a row selection of the whole table would copy every response
+    needed = [c for c in ("model", "benchmark", "gold", "correct", "match", "extra", "extraction_tier", "candidate",
+                          "unsettled") if c in table.columns]
+    rows = table.loc[(table["variant"] == variant) & known, needed] if len(table) else table
     # resolve's states when the table has them (the analysis' table): `extra` is not parsed again
     states = rows["unsettled"].to_numpy() if "unsettled" in rows.columns else unsettled_states(rows)
-    frame = pd.DataFrame({"model": rows["model"].astype(object).to_numpy(),
-                          "benchmark": rows["benchmark"].astype(object).to_numpy(),
+    frame = pd.DataFrame({"model": rows["model"].to_numpy(dtype=object),
+                          "benchmark": rows["benchmark"].to_numpy(dtype=object),
                           "answers": 1, "unsettled": states != SETTLED,
                           "with_candidate": (states != SETTLED) & (rows["candidate"].notna().to_numpy()
                                                                    if "candidate" in rows.columns else False),
