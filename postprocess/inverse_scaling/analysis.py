@@ -159,10 +159,11 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     analysis.unsettled = settlement.unsettled_counts(table[table["model"].isin(present["model"])], variant)
     _add_controls(analysis, outcomes)
     # The credibility verdict reads the controls' runs, so it comes after them.
-    analysis.flips = credibility.comparison_flips(table, cases, variant)
+    shared = credibility.shared_answers(table, cases, variant)
+    analysis.flips = credibility.comparison_flips(table, cases, variant, shared)
     analysis.cases = credibility.case_verdicts(
         cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant),
-        credibility.extraction_exposure(table, cases, variant), has_tiers=credibility.records_tiers(table),
+        credibility.extraction_exposure(table, cases, variant, shared), has_tiers=credibility.records_tiers(table),
         min_net=params.min_net, alpha=params.alpha, treatment=params.unsettled)
     # The family-wide trend (ours): one test per family x subtask, and each case placed against it.
     analysis.trends, analysis.trend_points = trend.family_trends(outcomes, present, variant, min_n=params.min_n,

@@ -36,8 +36,6 @@ when none could run. `failed_checks` names the failed ones.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 from scipy.special import bdtrc, bdtri, betaincinv
@@ -50,6 +48,7 @@ from postprocess.inverse_scaling.compare import (
     Outcomes,
 )
 from postprocess.inverse_scaling.settlement import settled_by
+from postprocess.logs.extra import extra_fields
 from postprocess.inverse_scaling.parameters import (
     CI_LEVEL,
     NOISE_VARIANT,
@@ -77,56 +76,62 @@ FLIP_COLUMNS = [*CASE_KEY, "question_id", "direction", "gold",
 _TABLE_FIELDS = ("gold", "prediction", "match", "rule", "extraction_tier", "candidate", "extra")
 
 
-def _extra_fields(extra: pd.Series) -> pd.DataFrame:
-    """abstain_reason, judge_status and judge_verdict out of the rows' `extra` JSON (null where absent)."""
-    parsed = [json.loads(text) if isinstance(text, str) else {} for text in extra]
-    return pd.DataFrame({name: pd.array([fields.get(name) for fields in parsed], dtype=object)
-                         for name in EXTRA_FIELDS}, index=extra.index)
-
-
-def _answers(table: pd.DataFrame, variant: str, models: set[str]) -> dict[str, pd.DataFrame]:
-    """Per model, its answers of `variant` with a known right or wrong, keys as plain text."""
-    keep = (table["variant"] == variant) & table["model"].isin(models) & table["correct"].notna()
+def _answers(table: pd.DataFrame, variant: str, comparisons: pd.DataFrame) -> pd.DataFrame:
+    """The answers of `variant` with a known right or wrong of each model on the subtasks where `comparisons`
+    (CASE_KEY rows) compare it, in the table's order: only those rows are decoded, not the whole table."""
+    sides = [comparisons[[side, *GROUP_KEY]].set_axis(["model", *GROUP_KEY], axis=1) for side in ("small", "large")]
+    wanted = pd.concat(sides).drop_duplicates().astype({c: table[c].dtype for c in ["model", *GROUP_KEY]})
+    keep = (table["variant"] == variant).to_numpy(dtype=bool) & table["correct"].notna().to_numpy(dtype=bool)
+    # a merge on the table's own (categorical) dtypes: it matches codes, not half a million tuples
+    candidates = table.loc[keep, ["model", *GROUP_KEY]].assign(_row=np.flatnonzero(keep))
+    keep[:] = False
+    keep[candidates.merge(wanted, on=["model", *GROUP_KEY])["_row"].to_numpy()] = True
     present = [c for c in _TABLE_FIELDS if c in table.columns]
     rows = table.loc[keep, ["model", *QUESTION_KEY, "correct", *present]]
-    settled = settled_by(table.loc[keep]).astype(object)
-    rows = rows.astype({c: object for c in ["model", *QUESTION_KEY]})
+    settled = settled_by(table.loc[keep, [c for c in ("match", "extra", "extraction_tier") if c in table.columns]])
+    settled = settled.astype(object)
     for name in _TABLE_FIELDS:
         if name not in rows.columns:
             rows[name] = None
-    rows = pd.concat([rows.drop(columns="extra"), _extra_fields(rows["extra"])], axis=1)
+    rows = pd.concat([rows.drop(columns="extra"), extra_fields(rows["extra"], EXTRA_FIELDS)], axis=1)
     rows["candidate"] = rows["candidate"].astype(object)
     rows["settled_by"] = settled
-    return {model: part.drop(columns="model") for model, part in rows.groupby("model", sort=False)}
+    return rows
 
 
-def _shared_answers(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> list[pd.DataFrame]:
-    """Per pair of the comparisons (CASE_KEY rows), both models' answers of every question they share on those
-    subtasks: the answers' fields suffixed _small and _large, with the comparison's `_order`."""
-    keys = comparisons[CASE_KEY].astype(object).assign(_order=np.arange(len(comparisons)))
-    answers = _answers(table, variant, set(keys["small"]) | set(keys["large"]))
-    parts = []
-    for (small, large), part in keys.groupby(["small", "large"], sort=False):
-        if small not in answers or large not in answers:
-            continue
-        mine = answers[small].merge(part[["family", *GROUP_KEY, "_order"]], on=GROUP_KEY)
-        theirs = answers[large].drop(columns="gold")
-        parts.append(mine.merge(theirs, on=QUESTION_KEY, suffixes=("_small", "_large")).assign(small=small,
-                                                                                               large=large))
-    return parts
+def shared_answers(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """For each comparison (CASE_KEY rows), both models' answers of every question they share on its subtask, one
+    row a question: the answers' fields suffixed _small and _large, CASE_KEY and the comparison's `_order`, in the
+    comparisons' order and within one in the table's. Both comparison_flips and extraction_exposure read it; the
+    analysis builds it once for both."""
+    # keys in the table's own (categorical) dtypes: the merges match codes; the result's keys are plain text
+    typed = {"small": table["model"].dtype, "large": table["model"].dtype, **{c: table[c].dtype for c in GROUP_KEY}}
+    keys = comparisons[CASE_KEY].astype(typed).assign(_order=np.arange(len(comparisons)))
+    answers = _answers(table, variant, keys)
+    fields = [c for c in answers.columns if c not in ("model", *QUESTION_KEY)]
+    # one merge per side over all comparisons, then one on (comparison, question): no loop over pairs
+    small = answers.rename(columns={"model": "small", **{f: f"{f}_small" for f in fields}}).merge(
+        keys, on=["small", *GROUP_KEY])
+    large = answers.drop(columns="gold").rename(columns={"model": "large", **{f: f"{f}_large" for f in fields
+                                                                            if f != "gold"}})
+    large = large.merge(keys[["large", *GROUP_KEY, "_order"]], on=["large", *GROUP_KEY])
+    joined = small.merge(large.drop(columns=["large", *GROUP_KEY]), on=["_order", "question_id"])
+    joined = joined.rename(columns={"gold_small": "gold"}).astype({c: object for c in [*CASE_KEY, "question_id"]})
+    return joined.sort_values("_order", kind="stable").reset_index(drop=True)
 
 
-def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str) -> pd.DataFrame:
+def comparison_flips(table: pd.DataFrame, comparisons: pd.DataFrame, variant: str,
+                     shared: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per flipped question (both answers known, one right) of each comparison (CASE_KEY rows: the cases,
     or every eligible comparison), in the comparisons' order, FlipInv first: FLIP_COLUMNS. Fields the table
-    lacks (rule, extraction_tier, ...) are null."""
+    lacks (rule, extraction_tier, ...) are null. `shared`: shared_answers of the same arguments, when built."""
     if comparisons.empty:
         return pd.DataFrame(columns=FLIP_COLUMNS)
-    parts = [joined[joined["correct_small"] != joined["correct_large"]]
-             for joined in _shared_answers(table, comparisons, variant)]
-    if not parts:
+    if shared is None:
+        shared = shared_answers(table, comparisons, variant)
+    flips = shared[shared["correct_small"] != shared["correct_large"]].copy()
+    if flips.empty:
         return pd.DataFrame(columns=FLIP_COLUMNS)
-    flips = pd.concat(parts, ignore_index=True)
     flips["direction"] = np.where(flips["correct_small"].astype(bool), FLIP_INV, FLIP_NORM)
     flips = flips.rename(columns={f"{name}_{side}": f"{side}_{name}" for side in ("small", "large")
                                   for name in SIDE_FIELDS})
@@ -153,27 +158,29 @@ def rests_on_weak_letter(flips: pd.DataFrame) -> pd.Series:
                       for side in ("small", "large")], axis=1).any(axis=1)
 
 
-def extraction_exposure(table: pd.DataFrame, cases: pd.DataFrame, variant: str) -> pd.DataFrame:
+def extraction_exposure(table: pd.DataFrame, cases: pd.DataFrame, variant: str,
+                        shared: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per case (CASE_KEY): weak_flip_inv, its FlipInv flips with a weak answer on either side; weak_agreeing, the
     questions both models answered alike where a weak answer could make a FlipNorm (both right and the smaller
     model's answer weak, or both wrong and the larger model's weak); external, whether an answer of its questions
-    is another harness's reading (tier external: no text of ours to judge)."""
+    is another harness's reading (tier external: no text of ours to judge). `shared`: shared_answers of the same
+    arguments, when built."""
     columns = [*CASE_KEY, "weak_flip_inv", "weak_agreeing", "external"]
-    rows = []
-    for joined in (_shared_answers(table, cases, variant) if len(cases) else []):
-        small_right, large_right = joined["correct_small"].astype(bool), joined["correct_large"].astype(bool)
-        weak_small, weak_large = (_weak(joined[f"extraction_tier_{side}"], joined[f"prediction_{side}"],
-                                        joined[f"settled_by_{side}"]) for side in ("small", "large"))
-        external = (joined["extraction_tier_small"] == "external") | (joined["extraction_tier_large"] == "external")
-        frame = joined.assign(
-            weak_flip_inv=small_right & ~large_right & (weak_small | weak_large),
-            weak_agreeing=(small_right & large_right & weak_small) | (~small_right & ~large_right & weak_large),
-            external=external.fillna(False))
-        rows.append(frame.groupby(["_order", *CASE_KEY], sort=False)[["weak_flip_inv", "weak_agreeing", "external"]]
-                    .agg({"weak_flip_inv": "sum", "weak_agreeing": "sum", "external": "any"}).reset_index())
-    if not rows:
+    if shared is None:
+        shared = shared_answers(table, cases, variant)
+    if shared.empty:
         return pd.DataFrame(columns=columns)
-    return pd.concat(rows, ignore_index=True).sort_values("_order")[columns].reset_index(drop=True)
+    small_right, large_right = shared["correct_small"].astype(bool), shared["correct_large"].astype(bool)
+    weak_small, weak_large = (_weak(shared[f"extraction_tier_{side}"], shared[f"prediction_{side}"],
+                                    shared[f"settled_by_{side}"]) for side in ("small", "large"))
+    external = (shared["extraction_tier_small"] == "external") | (shared["extraction_tier_large"] == "external")
+    frame = shared.assign(
+        weak_flip_inv=small_right & ~large_right & (weak_small | weak_large),
+        weak_agreeing=(small_right & large_right & weak_small) | (~small_right & ~large_right & weak_large),
+        external=external.fillna(False))
+    exposure = frame.groupby(["_order", *CASE_KEY], sort=True)[["weak_flip_inv", "weak_agreeing", "external"]].agg(
+        {"weak_flip_inv": "sum", "weak_agreeing": "sum", "external": "any"}).reset_index()
+    return exposure[columns]
 
 
 def run_to_run_noise(outcomes: Outcomes, cases: pd.DataFrame, base_variant: str) -> pd.DataFrame:

@@ -18,12 +18,11 @@ letter as wrong leans one way (a longer, wordier model loses more), so the defau
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from postprocess.inverse_scaling.parameters import UNSETTLED_TREATMENTS as TREATMENTS
+from postprocess.logs.extra import extra_fields
 
 # `unsettled` column: 0 settled (or no gold), 1 unsettled and its candidate is not the gold (or it has none),
 # 2 unsettled and its candidate is the gold.
@@ -40,10 +39,6 @@ def _is(column: pd.Series, value: str) -> np.ndarray:
     return (column == value).fillna(False).to_numpy(dtype=bool)
 
 
-def _fields(extra: pd.Series, name: str) -> list:
-    return [json.loads(text).get(name) if isinstance(text, str) else None for text in extra]
-
-
 def _withheld_fields(table: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     """(rows of match "none", their abstain_reason, their judge_status): `extra` parsed once, for those rows only."""
     if "match" not in table.columns or table.empty:
@@ -51,8 +46,8 @@ def _withheld_fields(table: pd.DataFrame) -> tuple[np.ndarray, list, list]:
     none = _is(table["match"], "none")
     if not none.any() or "extra" not in table.columns:
         return none, [None] * int(none.sum()), [None] * int(none.sum())
-    extra = table["extra"].to_numpy()[none]
-    return none, _fields(extra, "abstain_reason"), _fields(extra, "judge_status")
+    fields = extra_fields(table["extra"][none], ("abstain_reason", "judge_status"))
+    return none, list(fields["abstain_reason"]), list(fields["judge_status"])
 
 
 def _withheld_mask(none: np.ndarray, reasons: list, statuses: list) -> np.ndarray:
@@ -117,11 +112,14 @@ def unsettled_counts(table: pd.DataFrame, variant: str) -> pd.DataFrame:
     """Per model x benchmark of the variant's answers with a known gold: answers, unsettled (withheld letters no
     judge settled), of them with a candidate and with the gold as candidate, and their share (%)."""
     known = table["gold"].notna() if "gold" in table.columns else table["correct"].notna()
-    rows = table.loc[(table["variant"] == variant) & known] if len(table) else table
+    # only the columns read here: a row selection of the whole table would copy every response
+    needed = [c for c in ("model", "benchmark", "gold", "correct", "match", "extra", "extraction_tier", "candidate",
+                          "unsettled") if c in table.columns]
+    rows = table.loc[(table["variant"] == variant) & known, needed] if len(table) else table
     # resolve's states when the table has them (the analysis' table): `extra` is not parsed again
     states = rows["unsettled"].to_numpy() if "unsettled" in rows.columns else unsettled_states(rows)
-    frame = pd.DataFrame({"model": rows["model"].astype(object).to_numpy(),
-                          "benchmark": rows["benchmark"].astype(object).to_numpy(),
+    frame = pd.DataFrame({"model": rows["model"].to_numpy(dtype=object),
+                          "benchmark": rows["benchmark"].to_numpy(dtype=object),
                           "answers": 1, "unsettled": states != SETTLED,
                           "with_candidate": (states != SETTLED) & (rows["candidate"].notna().to_numpy()
                                                                    if "candidate" in rows.columns else False),

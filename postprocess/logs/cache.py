@@ -248,9 +248,17 @@ def _read_entry(entry: Path, fingerprint: str) -> ingest.IngestResult:
     return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True)
 
 
-# Rows per Parquet row group of a cache entry: the writer holds a whole row group encoded before it writes it, so
-# one group of all rows held a second copy of every response (perf/bench_report_memory.py).
-ROW_GROUP_ROWS = 4096
+# Parquet row groups of a cache entry of about this many bytes in memory: the writer holds a whole row group encoded
+# before it writes it, so one group of all rows held a second copy of every response (perf/bench_report_memory.py),
+# while thousands of small groups make every warm run's read three to four times slower (perf/bench_report.py).
+ROW_GROUP_BYTES = 32 * 2**20
+ROW_GROUP_ROWS = (4096, 262_144)  # the least and most rows of a group
+
+
+def _row_group_rows(frame: pd.DataFrame) -> int:
+    """Rows per row group: ROW_GROUP_BYTES at the frame's mean row size, within ROW_GROUP_ROWS."""
+    row_bytes = frame.memory_usage(deep=True, index=False).sum() / max(len(frame), 1)
+    return int(min(max(ROW_GROUP_BYTES // max(row_bytes, 1), ROW_GROUP_ROWS[0]), ROW_GROUP_ROWS[1]))
 
 
 def _write_entry(entry: Path, result: ingest.IngestResult, fingerprint: str, dirs: list[str]) -> None:
@@ -260,7 +268,8 @@ def _write_entry(entry: Path, result: ingest.IngestResult, fingerprint: str, dir
         recorded = {}
         for name in ingest.FRAMES:
             path = staging / f"{name}.parquet"
-            getattr(result, name).to_parquet(path, index=False, row_group_size=ROW_GROUP_ROWS)
+            frame = getattr(result, name)
+            frame.to_parquet(path, index=False, row_group_size=_row_group_rows(frame))
             recorded[name] = [path.stat().st_size, content_hash(path)]
         meta = {"fingerprint": fingerprint, "dirs": dirs, "counts": result.counts, "frames": recorded}
         (staging / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")

@@ -116,8 +116,9 @@ def tiers_frame(table: pd.DataFrame) -> pd.DataFrame:
 def missing_runs_frame(table: pd.DataFrame, registry: Registry | None = None) -> pd.DataFrame:
     """Columns: model, family, benchmark, split, n_family_models_with, n_models_with."""
     columns = ["model", "family", "benchmark", "split", "n_family_models_with", "n_models_with"]
-    present = (table[["model", "family", "benchmark", "split"]].astype(object).drop_duplicates()
-               .reset_index(drop=True))
+    # the distinct combinations by a grouping on the (categorical) columns, then as text: not every row as text
+    present = (table.groupby(["model", "family", "benchmark", "split"], observed=True, sort=False, dropna=False)
+               .size().index.to_frame(index=False).astype(object))
     models = present[["model", "family"]].drop_duplicates()
     if registry is not None:
         families = set(models["family"])

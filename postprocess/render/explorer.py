@@ -393,15 +393,17 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
     key_columns = ["model", *GROUP_KEY, "question_id"]
     keys = pd.concat([flips[["small", *GROUP_KEY, "question_id"]].rename(columns={"small": "model"}),
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
-    keys = keys.drop_duplicates().astype(object)
+    keys = keys.drop_duplicates().astype(object).reset_index(drop=True)
     keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
             & table["question_id"].isin(set(keys["question_id"])))
     # Columns first: .loc[rows, columns] takes the rows of every column (every response) before choosing columns.
-    candidates = table[key_columns][keep].astype(object).assign(_row=np.flatnonzero(keep.to_numpy()))
-    joined = keys.merge(candidates, on=key_columns, how="left")
+    candidates = table[key_columns][keep].assign(_row=np.flatnonzero(keep.to_numpy()))
+    # matched in the table's own (categorical) dtypes, which compares codes; the keys' text is kept for the pages
+    typed = keys.astype({name: table[name].dtype for name in key_columns}).assign(_key=np.arange(len(keys)))
+    joined = typed.merge(candidates, on=key_columns, how="left")
     count, found = len(joined), joined["_row"].notna().to_numpy()
     positions = joined["_row"].to_numpy()[found].astype(np.int64)
-    columns = {name: joined[name].tolist() for name in key_columns}
+    columns = {name: keys[name].to_numpy()[joined["_key"].to_numpy()].tolist() for name in key_columns}
     taken = {}
     for name in [*ANSWER_FIELDS, "correct", "extra"]:
         values = np.full(count, None, dtype=object)

@@ -8,10 +8,10 @@ both), correct / scored, with an unparsed answer counted as wrong by both sides,
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
+
+from postprocess.logs.extra import extra_fields
 
 AUDIT_COLUMNS = ["model", "benchmark", "questions", "ours", "theirs", "difference_points", "questions_differ",
                  "source_file"]
@@ -23,10 +23,8 @@ NOTED_POINTS = 2.0  # a difference above this many points is said on the console
 
 def _harness_fields(extra: pd.Series) -> pd.DataFrame:
     """harness_prediction and harness_correct of each row's `extra` (None where absent)."""
-    decoded = [json.loads(text) if isinstance(text, str) and "harness_" in text else {} for text in extra]
-    return pd.DataFrame({"their_prediction": [d.get("harness_prediction") for d in decoded],
-                         "their_correct": [d.get("harness_correct") for d in decoded],
-                         "abstain_reason": [d.get("abstain_reason") for d in decoded]}, index=extra.index)
+    fields = extra_fields(extra, ("harness_prediction", "harness_correct", "abstain_reason"))
+    return fields.rename(columns={"harness_prediction": "their_prediction", "harness_correct": "their_correct"})
 
 
 def scoring_audit(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
