@@ -597,8 +597,9 @@ def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool, image_no
     )
 
 
-def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[str, str]]:
-    """Write explorer/ under out_dir; return (label, link relative to out_dir) per case, in the cases' order."""
+def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[tuple, str, str]]:
+    """Write explorer/ under out_dir; return (CASE_KEY values, label, link relative to out_dir) per case, in the
+    cases' order."""
     folder = Path(out_dir) / FOLDER
     for part in ("pages", "data", "images", "thumbs"):
         (folder / part).mkdir(parents=True, exist_ok=True)
@@ -627,9 +628,10 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
                      analysis.parameters.unsettled)
         (folder / page_name(key)).write_text(page, encoding="utf-8")
     (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison, image_note), encoding="utf-8")
-    return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
-             + str(r.verdict), f"{FOLDER}/{page_name(tuple(getattr(r, c) for c in CASE_KEY))}")
-            for rank, r in enumerate(cases.itertuples(index=False), start=1)]
+    keys = [tuple(getattr(r, c) for c in CASE_KEY) for r in cases.itertuples(index=False)]
+    return [(key, f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net "
+             f"{r.net:+d}, " + str(r.verdict), f"{FOLDER}/{page_name(key)}")
+            for rank, (key, r) in enumerate(zip(keys, cases.itertuples(index=False)), start=1)]
 
 
 STYLE = """
