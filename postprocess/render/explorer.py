@@ -487,7 +487,9 @@ def _script_json(value: object) -> str:
 
 
 def _badge(verdict: str) -> str:
-    kind = "fail" if verdict == "fail" else "pass" if verdict.startswith("pass") else "none"
+    """Green only for a pass of everything that was asked ("pass"); "pass, k not run" is amber, not green."""
+    kind = "fail" if verdict == "fail" else "pass" if verdict == "pass" else "partial" if verdict.startswith(
+        "pass") else "none"
     return f'<span class="badge badge-{kind}">{html.escape(verdict)}</span>'
 
 
@@ -741,7 +743,7 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max
 h1 { font-size: 1.4em; }
 .badge { display: inline-block; padding: .1em .5em; border-radius: .8em; font-size: .75em; vertical-align: middle; }
 .badge-pass { background: #d9f2dc; color: #11611c; } .badge-fail { background: #fadcdc; color: #8a1111; }
-.badge-none { background: #eee; color: #555; }
+.badge-none { background: #eee; color: #555; } .badge-partial { background: #fdf0d0; color: #7a5200; }
 table.checks th { text-align: left; padding-right: 1em; } table.checks td { padding: .1em .6em; }
 table.data { border-collapse: collapse; font-size: 13px; } table.data th, table.data td { border: 1px solid #ccc; padding: 3px 7px; }
 .note { color: #555; font-size: 13px; } .missing { color: #8a4b00; }
