@@ -535,13 +535,17 @@ def _run_coverage(table: pd.DataFrame, rows: pd.DataFrame, variant: str) -> dict
     """Per comparison (CASE_KEY), per control run the logs hold (CHECK_RUNS): (its questions both models answered
     with a known gold in that run and in the analysed one, the analysed run's such questions), for the runs that
     hold some. The counts a check row prints; the checks' own coverage rules are credibility.py's."""
-    runs = [v for names in CHECK_RUNS.values() for v in names]
+    held = set(table["variant"].unique())
+    present = [v for names in CHECK_RUNS.values() for v in names if v in held and v != variant]
+    if not present or rows.empty:
+        return {}
     models = set(rows["small"]) | set(rows["large"])
-    scored = table[table["variant"].isin([variant, *runs]) & table["correct"].notna() & table["model"].isin(models)]
+    subtasks = set(rows["subtask"])  # a first cut, before the groups are matched whole
+    scored = table[table["variant"].isin([variant, *present]) & table["correct"].notna() & table["model"].isin(models)
+                   & table["subtask"].isin(subtasks)]
     answered: dict[tuple, set] = {
         key: set(questions) for key, questions in
         scored.groupby(["variant", "model", *GROUP_KEY], observed=True, sort=False)["question_id"]}
-    present = [v for v in runs if v in set(scored["variant"])]
     coverage = {}
     for row in rows[CASE_KEY].itertuples(index=False, name=None):
         family, benchmark, split, subtask, small, large = row
