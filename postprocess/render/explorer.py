@@ -1,14 +1,19 @@
 """The flip explorer: static pages beside report.html (explorer/, opened from file://, offline, no server) that
 show every flipped question of every case, and with `every_comparison` of every eligible comparison.
 
-    explorer/index.html              the cases (and comparisons) with filters by benchmark, family, subtask and
-                                     the flip direction a link opens with; a switch shows the other comparisons
-    explorer/pages/<id>.html         one comparison: its numbers, the credibility badge and checks, and its flips
+    explorer/index.html              the cases (and comparisons), sortable by a column's heading, each with the
+                                     checks that did not pass and their fields; filters by benchmark, family,
+                                     subtask and the flip direction a link opens with; a switch shows the other
+                                     comparisons
+    explorer/pages/<id>.html         one comparison: its numbers, the credibility badge and a row per check (its
+                                     fields, check_fields, and question counts), and its flips, FlipInv first
                                      (direction filter FlipInv / FlipNorm), rendered by explorer.js: the first
-                                     FIRST_RENDER at once, the others as the list is scrolled or asked for
+                                     FIRST_RENDER at once, the others as the list is scrolled or asked for; a flip
+                                     opens its answers in the control runs (identity re-run, reordered runs)
     explorer/data/<subtask id>.js    each question of one subtask once (text, options in the shown order, gold,
                                      images) and each model's answer to it once (response, letter, how it was
-                                     obtained), for every page of that subtask
+                                     obtained) in the analysed run and in each control run, for every page of
+                                     that subtask
     explorer/images/<sha>.png|.jpg   each image once, at the size the model got it: PNG for a drawing (at most
                                      256 colours), JPEG quality 85 for a photo; thumbs/<sha>.jpg its thumbnail.
                                      Where the folder would pass its budget (ExplorerInput.max_bytes, 300 MB by
