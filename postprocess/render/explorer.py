@@ -967,28 +967,28 @@ SCRIPT = r"""
       return sign * (typeof x === 'number' ? x - y : String(x).localeCompare(String(y)));
     }
     function number(value, digits) { return value === null ? '–' : value.toPrecision(digits); }
+    // Each failed check with its fields, then the others that did not pass, by state ("not run: extraction").
     function checksText(e) {
       if (!e.case) return '';
-      return e.checks.filter(([, state]) => state !== 'pass')
-        .map(([name, state, fields]) => name + ': ' + state + (state === 'fail' && fields ? ' (' + fields + ')' : ''))
+      const failed = e.checks.filter(([, state]) => state === 'fail')
+        .map(([name, , fields]) => name + ': fail' + (fields ? ' (' + fields + ')' : ''));
+      const others = {};
+      for (const [name, state] of e.checks)
+        if (state !== 'pass' && state !== 'fail') (others[state] = others[state] || []).push(name);
+      return [...failed, ...Object.entries(others).map(([state, names]) => state + ': ' + names.join(', '))]
         .join(' · ');
     }
+    // The rows as one HTML string, inserted at once (not node by node: at paper scale hundreds of rows).
     function draw() {
-      body.textContent = '';
       const shown = entries.filter(e => (e.case || (every && every.checked)) &&
         !filters.some(([name, select]) => select.value && e[name] !== select.value));
       if (order) shown.sort(compare);
-      for (const e of shown) {
-        const row = el('tr', {class: e.case ? 'case' : 'comparison'});
-        const link = el('a', {href: e.page + (direction.value ? '#' + direction.value : ''), class: 'case-link'},
-                        String(e.rank));
-        const first = el('td'); first.appendChild(link); row.appendChild(first);
-        for (const value of [e.family, e.benchmark + ' ' + e.split, e.subtask, e.small, e.large, e.n, e.flip_inv,
-                             e.flip_norm, e.net, number(e.p, 2), number(e.q, 2), e.verdict || (e.case ? '' : 'not a case'),
-                             checksText(e)])
-          row.appendChild(el('td', {}, String(value)));
-        body.appendChild(row);
-      }
+      const hash = direction.value ? '#' + direction.value : '';
+      body.innerHTML = shown.map(e => '<tr class="' + (e.case ? 'case' : 'comparison') + '"><td><a href="' +
+        esc(e.page + hash) + '" class="case-link">' + e.rank + '</a></td>' +
+        [e.family, e.benchmark + ' ' + e.split, e.subtask, e.small, e.large, e.n, e.flip_inv, e.flip_norm, e.net,
+         number(e.p, 2), number(e.q, 2), e.verdict || (e.case ? '' : 'not a case'), checksText(e)]
+          .map(value => '<td>' + esc(value) + '</td>').join('') + '</tr>').join('');
       for (const th of document.querySelectorAll('#index th[data-sort]'))
         th.setAttribute('aria-sort', th.dataset.sort === order ? (descending ? 'descending' : 'ascending') : 'none');
     }
