@@ -20,9 +20,9 @@ pages open in Chromium.
    (best kept): wall and CPU seconds (user + system of the process and its children), and the output folder's
    size and file count. A repeat writes over the previous run's folder (as a user's rerun does: report
    replaces the previous output, removing its files, which is counted).
-4. Chromium (headless, file://) opens the case pages with the most flips and the median one: the time from
-   navigation to the end of the page's script (the flip list's first render, explorer.FIRST_RENDER flips at
-   most; performance.now()) and to the load event.
+4. Chromium (headless, file://) opens the case pages with the most flips and the median one, the index and
+   report.html: the time from navigation to the end of the page's script (the flip list's first render,
+   explorer.FIRST_RENDER flips at most; performance.now()) and to the load event.
 Prints Markdown tables.
 """
 
@@ -301,6 +301,9 @@ def main() -> None:
     index = open_page(out / "explorer" / "index.html", args.workdir / "profile")
     print(f"| index.html | - | - | {index['rendered_ms']:.0f} | {index['load_ms']:.0f} | "
           f"{index['chromium_wall_s']:.2f} |")
+    report = open_page(out / "report.html", args.workdir / "profile")  # its case rows link to the pages
+    print(f"| report.html | - | {report['images']} | {report['rendered_ms']:.0f} | {report['load_ms']:.0f} | "
+          f"{report['chromium_wall_s']:.2f} |")
     print(f"\nmedian load event over the pages: {statistics.median(t['load_ms'] for t in timings):.0f} ms")
 
 

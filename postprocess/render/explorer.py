@@ -1,14 +1,19 @@
 """The flip explorer: static pages beside report.html (explorer/, opened from file://, offline, no server) that
 show every flipped question of every case, and with `every_comparison` of every eligible comparison.
 
-    explorer/index.html              the cases (and comparisons) with filters by benchmark, family, subtask and
-                                     the flip direction a link opens with; a switch shows the other comparisons
-    explorer/pages/<id>.html         one comparison: its numbers, the credibility badge and checks, and its flips
+    explorer/index.html              the cases (and comparisons), sortable by a column's heading, each with the
+                                     checks that did not pass and their fields; filters by benchmark, family,
+                                     subtask and the flip direction a link opens with; a switch shows the other
+                                     comparisons
+    explorer/pages/<id>.html         one comparison: its numbers, the credibility badge and a row per check (its
+                                     fields, check_fields, and question counts), and its flips, FlipInv first
                                      (direction filter FlipInv / FlipNorm), rendered by explorer.js: the first
-                                     FIRST_RENDER at once, the others as the list is scrolled or asked for
+                                     FIRST_RENDER at once, the others as the list is scrolled or asked for; a flip
+                                     opens its answers in the control runs (identity re-run, reordered runs)
     explorer/data/<subtask id>.js    each question of one subtask once (text, options in the shown order, gold,
                                      images) and each model's answer to it once (response, letter, how it was
-                                     obtained), for every page of that subtask
+                                     obtained) in the analysed run and in each control run, for every page of
+                                     that subtask
     explorer/images/<sha>.png|.jpg   each image once, at the size the model got it: PNG for a drawing (at most
                                      256 colours), JPEG quality 85 for a photo; thumbs/<sha>.jpg its thumbnail.
                                      Where the folder would pass its budget (ExplorerInput.max_bytes, 300 MB by
@@ -47,8 +52,9 @@ from postprocess.inverse_scaling.credibility import (
     FLIP_INV,
     FLIP_NORM,
     comparison_flips,
+    rests_on_weak_letter,
 )
-from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
+from postprocess.inverse_scaling.parameters import CI_LEVEL, NOISE_VARIANT, POWER, REORDERING_VARIANTS
 from postprocess.inverse_scaling.settlement import resolve, settled_by
 from postprocess.render.trend_tables import trend_html
 
@@ -382,7 +388,8 @@ def _values_at(column: pd.Series, positions: np.ndarray) -> np.ndarray:
     return values
 
 
-def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
+def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
+             with_options: bool = False) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
     """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
     analysed variant, one per model and question); per (benchmark, split, subtask, question_id), the options in
     the shown order as the first of its records that logs them has them, and the question text and hint an
@@ -418,7 +425,10 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
     columns.update({name: taken[name].tolist() for name in ("correct", "extra")})
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, dict] = {}
-    for model, benchmark, split, subtask, question, *fields, settled, correct, extra in zip(*columns.values()):
+    for model, benchmark, split, subtask, question, *fields, settled, correct, extra, hit in zip(*columns.values(),
+                                                                                           found.tolist()):
+        if with_options and not hit:  # another run that did not ask this question: nothing to show
+            continue
         parsed = json.loads(extra) if isinstance(extra, str) else {}
         record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
         record["settled_by"] = _plain(settled)
@@ -426,10 +436,12 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str) -> tuple[di
         record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
         for name in EXTRA_ANSWER_FIELDS:
             record[name] = _plain(parsed.get(name))
+        options = parsed.get("options")
+        if with_options:  # another run's answer: the options in the order that run showed them
+            record["options"] = [str(o) for o in options] if isinstance(options, list) and options else None
         group = (benchmark, split, subtask)
         by_group.setdefault(group, {}).setdefault(str(model), {})[str(question)] = record
         seen = logged.setdefault((*group, question), {})
-        options = parsed.get("options")
         if isinstance(options, list) and options:
             seen.setdefault("options", [str(o) for o in options])
         for name, key in (("text", "question"), ("hint", "hint")):  # imported rows (postprocess/logs/imports/)
@@ -442,6 +454,10 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
                 folder: Path) -> dict[tuple[str, str, str], str | None]:
     """One data file per subtask with flips; returns the note of each subtask whose questions were not found."""
     answers, logged = _answers(table, flips, variant)
+    # The same questions' answers in the control runs the logs hold (a flip's "other runs"), run by run.
+    held = set(table["variant"].unique())
+    runs = {run: _answers(table, flips, run, with_options=True)[0]
+            for run in (NOISE_VARIANT, *REORDERING_VARIANTS) if run in held and run != variant}
     groups: dict[tuple, dict] = {}  # subtask -> {question_id: gold}, in the flips' order
     for benchmark, split, subtask, question, gold in zip(*(flips[c].tolist() for c in [*GROUP_KEY, "question_id",
                                                                                        "gold"])):
@@ -462,7 +478,8 @@ def _write_data(flips: pd.DataFrame, table: pd.DataFrame, variant: str, source: 
                             "options": seen.get("options")}
             entries[question_id] = {**question, "gold": _text(gold)}
         payload = {"benchmark": benchmark, "split": split, "subtask": subtask, "note": note, "questions": entries,
-                   "answers": answers.get(key, {})}
+                   "answers": answers.get(key, {}),
+                   "runs": {run: by_group[key] for run, by_group in runs.items() if key in by_group}}
         name = _group_name(*key)
         script = (f"window.EXPLORER_DATA = window.EXPLORER_DATA || {{}};\n"
                   f"window.EXPLORER_DATA[{json.dumps(name)}] = {json.dumps(payload, ensure_ascii=False)};\n")
@@ -477,7 +494,9 @@ def _script_json(value: object) -> str:
 
 
 def _badge(verdict: str) -> str:
-    kind = "fail" if verdict == "fail" else "pass" if verdict.startswith("pass") else "none"
+    """Green only for a pass of everything that was asked ("pass"); "pass, k not run" is amber, not green."""
+    kind = "fail" if verdict == "fail" else "pass" if verdict == "pass" else "partial" if verdict.startswith(
+        "pass") else "none"
     return f'<span class="badge badge-{kind}">{html.escape(verdict)}</span>'
 
 
@@ -485,22 +504,83 @@ def _number(value: float, digits: int = 1) -> str:
     return "–" if value is None or np.isnan(value) else f"{value:.{digits}f}"
 
 
-def _checks_html(row: dict) -> str:
-    details = {
-        "order_check": row.get("order_nets") or "no reordered run in the logs",
-        "noise_check": (f"Net {row['net']} vs. threshold {_number(row.get('noise_threshold'), 0)} (answers that "
-                        "changed correctness in the identity re-run)" if row.get("noise_check") != "not run"
-                        else "no identity re-run of both models on this subtask"),
-        "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)}: Net without the FlipInv flips "
-                             "with a reading-rule, judge-settled, unsettled or unknown-tier answer on either side, "
-                             "less the agreeing questions such an answer could make a FlipNorm"
-                             if row.get("extraction_check") != "not run"
-                             else "not run: the logs record no extraction tier, or some of its letters were read "
-                                  "by another harness (no text of ours to judge)"),
-    }
-    rows = "".join(f"<tr><th>{html.escape(name)}</th><td>{_badge(str(row.get(column)))}</td>"
-                   f"<td>{html.escape(str(details[column]))}</td></tr>" for column, name in CHECKS.items())
-    return f'<table class="checks"><tbody>{rows}</tbody></table>'
+# What each check asks (the definitions: inverse_scaling/credibility.py and docs/flip_explorer.md). Its numbers are
+# read generically: every case column named after the check ("<stem>_check" and "<stem>_..."), and CHECK_FIELDS.
+CHECK_QUESTIONS = {
+    "order_check": "does the case hold when the options are shown in another order (the reordered runs)?",
+    "noise_check": "does it hold when the same prompts are run again (the identity re-run)?",
+    "extraction_check": "does it hold without the answers whose letter was read weakly, unsettled or by a judge?",
+}
+CHECK_FIELDS = {"extraction_check": ("worst_case_net",)}  # a check's field not named after it
+CHECK_RUNS = {"order_check": REORDERING_VARIANTS, "noise_check": (NOISE_VARIANT,)}  # the runs each check reads
+
+
+def _field_text(value: object) -> str | None:
+    """A case field as printed on the explorer's pages: None when missing, whole floats without decimals."""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (float, np.floating)):
+        return None if np.isnan(value) else f"{value:.0f}" if float(value).is_integer() else f"{value:.3g}"
+    return _plain(value) or None
+
+
+def check_fields(row: dict, column: str) -> dict[str, str]:
+    """The check's own fields of a case row (name -> text), whatever credibility.py adds: every column named
+    "<stem>_..." for the check "<stem>_check", and CHECK_FIELDS; missing values left out."""
+    stem = column.removesuffix("_check") + "_"
+    names = [name for name in row if name.startswith(stem) and name != column]
+    names += [name for name in CHECK_FIELDS.get(column, ()) if name in row]
+    texts = {name: _field_text(row[name]) for name in names}
+    return {name: text for name, text in texts.items() if text is not None}
+
+
+def _fields_words(fields: dict[str, str]) -> str:
+    return "; ".join(f"{name} {text}" for name, text in fields.items())
+
+
+def _run_coverage(table: pd.DataFrame, rows: pd.DataFrame, variant: str) -> dict[tuple, dict[str, tuple[int, int]]]:
+    """Per comparison (CASE_KEY), per control run the logs hold (CHECK_RUNS): (its questions both models answered
+    with a known gold in that run and in the analysed one, the analysed run's such questions), for the runs that
+    hold some. The counts a check row prints; the checks' own coverage rules are credibility.py's."""
+    held = set(table["variant"].unique())
+    present = [v for names in CHECK_RUNS.values() for v in names if v in held and v != variant]
+    if not present or rows.empty:
+        return {}
+    models = set(rows["small"]) | set(rows["large"])
+    subtasks = set(rows["subtask"])  # a first cut, before the groups are matched whole
+    scored = table[table["variant"].isin([variant, *present]) & table["correct"].notna() & table["model"].isin(models)
+                   & table["subtask"].isin(subtasks)]
+    answered: dict[tuple, set] = {
+        key: set(questions) for key, questions in
+        scored.groupby(["variant", "model", *GROUP_KEY], observed=True, sort=False)["question_id"]}
+    coverage = {}
+    for row in rows[CASE_KEY].itertuples(index=False, name=None):
+        family, benchmark, split, subtask, small, large = row
+        group = (benchmark, split, subtask)
+        shared = answered.get((variant, small, *group), set()) & answered.get((variant, large, *group), set())
+        both = {run: len(shared & answered.get((run, small, *group), set()) & answered.get((run, large, *group), set()))
+                for run in present}
+        coverage[row] = {run: (k, len(shared)) for run, k in both.items() if k}
+    return coverage
+
+
+def _checks_html(row: dict, coverage: dict[str, tuple[int, int]], weak_flip_inv: int) -> str:
+    """One row per check: its state, its question, its fields (check_fields) and its question counts: the
+    shared questions each control run holds, or the FlipInv flips that rest on a weak letter."""
+    rows = []
+    for column, name in CHECKS.items():
+        counts = [f"{run}: {k} of {n} shared questions in the run" for run, (k, n) in coverage.items()
+                  if run in CHECK_RUNS.get(column, ())]
+        if column == "extraction_check":
+            counts.append(f"{weak_flip_inv} of the {row['flip_inv']} FlipInv flips rest on a weak letter")
+        elif not counts:
+            counts.append("no such run of these two models on these questions in the logs")
+        fields = _fields_words(check_fields(row, column))
+        rows.append(f'<tr data-check="{html.escape(column)}"><th>{html.escape(name)}</th>'
+                    f"<td>{_badge(str(row.get(column)))}</td><td>{html.escape(CHECK_QUESTIONS.get(column, ''))}"
+                    f'<div class="fields">{html.escape(fields)}</div>'
+                    f'<div class="counts">{html.escape("; ".join(counts))}</div></td></tr>')
+    return f'<table class="checks"><tbody>{"".join(rows)}</tbody></table>'
 
 
 def _statistics_html(row: dict) -> str:
@@ -532,22 +612,25 @@ def _unsettled_html(row: dict, treatment: str) -> str:
 
 
 def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, image_note: str | None = None,
-          treatment: str = "exclude") -> str:
+          treatment: str = "exclude", coverage: dict[str, tuple[int, int]] | None = None, weak_flip_inv: int = 0,
+          variant: str = "") -> str:
     """A comparison's page; `listed`: its flips as [question_id, direction]; `image_note`: _fit_images';
-    `treatment`: how the analysis counted unsettled answers."""
+    `treatment`: how the analysis counted unsettled answers; `coverage` and `weak_flip_inv`: the check rows'
+    question counts (_checks_html); `variant`: the analysed run's."""
     key = tuple(row[c] for c in CASE_KEY)
     title = (f"{row['family']}: {row['small']} vs. {row['large']} on {row['benchmark']} {row['split']} / "
              f"{row['subtask']}")
     counts = {d: sum(direction == d for _, direction in listed) for d in DIRECTIONS}
     verdict = _badge(str(row["verdict"])) if is_case else '<span class="badge badge-none">not a case</span>'
-    checks = _checks_html(row) + _statistics_html(row) + trend_html(row) if is_case else ""
+    checks = (_checks_html(row, coverage or {}, weak_flip_inv) + _statistics_html(row) + trend_html(row)
+              if is_case else "")
     missing = (f'<p class="note missing">Question text and images are not available: {html.escape(note.rstrip("."))}. The '
                "options, gold and answers below are the logs'.</p>" if note else "")
     buttons = "".join(f'<button type="button" data-direction="{d}">{d} <span id="count-{d}">{counts[d]}</span>'
                       f"</button>" for d in DIRECTIONS)
     flips_json = _script_json({"data": _group_name(*key[1:4]), "small": str(row["small"]),
                                "large": str(row["large"]), "batch": FIRST_RENDER, "flips": listed,
-                               "unsettled": UNSETTLED_WORDS[treatment]})
+                               "unsettled": UNSETTLED_WORDS[treatment], "variant": variant})
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         f'<title>{html.escape(title)}</title><link rel="stylesheet" href="../explorer.css"></head><body>'
@@ -560,7 +643,8 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, i
         f'<p class="filter">Show: <button type="button" data-direction="all">all {counts[FLIP_INV] + counts[FLIP_NORM]}'
         f"</button>{buttons}</p>"
         f'<p class="note">FlipInv: {html.escape(str(row["small"]))} right, {html.escape(str(row["large"]))} wrong; '
-        "FlipNorm: the reverse. Click a thumbnail for the full image.</p>"
+        "FlipNorm: the reverse. Click a thumbnail for the full image; open “the same question in the other runs” "
+        "under a flip for its answers in the identity re-run and the reordered runs the logs hold.</p>"
         + (f'<p class="note" id="image-note">{html.escape(image_note)}</p>' if image_note else "") +
         f'<ol id="flip-list"></ol><p id="more" class="filter" hidden>Showing <span id="shown-count">0</span> of '
         '<span id="selected-count">0</span>: <button type="button" id="show-more">show more</button> '
@@ -572,35 +656,58 @@ def _page(row: dict, listed: list[list[str]], note: str | None, is_case: bool, i
     )
 
 
+def _number_or_none(value: object) -> float | None:
+    return None if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else float(value)
+
+
+def _entry(row: dict) -> dict:
+    """A comparison's entry of the index: what it shows and sorts by. A case's checks: [name, state, fields]."""
+    entry = {"page": page_name(tuple(row[c] for c in CASE_KEY)), "family": row["family"],
+             "benchmark": row["benchmark"], "split": row["split"], "subtask": row["subtask"], "small": row["small"],
+             "large": row["large"], "n": int(row["n"]), "flip_inv": int(row["flip_inv"]),
+             "flip_norm": int(row["flip_norm"]), "net": int(row["net"]), "p": _number_or_none(row.get("p_value")),
+             "q": _number_or_none(row.get("q_all")), "case": bool(row["is_case"]), "verdict": "", "checks": []}
+    if row["is_case"]:
+        entry["verdict"] = str(row["verdict"])
+        entry["checks"] = [[name, str(row.get(column)), _fields_words(check_fields(row, column))]
+                           for column, name in CHECKS.items()]
+    return entry
+
+
 def _index(rows: pd.DataFrame, case_count: int, every_comparison: bool, image_note: str | None = None) -> str:
-    entries = [{"page": page_name(tuple(r[c] for c in CASE_KEY)), "family": r["family"], "benchmark": r["benchmark"],
-                "split": r["split"], "subtask": r["subtask"], "small": r["small"], "large": r["large"], "n": int(r["n"]),
-                "flip_inv": int(r["flip_inv"]), "flip_norm": int(r["flip_norm"]), "net": int(r["net"]),
-                "verdict": r["verdict"] if r["is_case"] else "", "case": bool(r["is_case"])}
-               for r in rows.to_dict("records")]
+    entries = [_entry(r) for r in rows.to_dict("records")]
     switch = ('<label><input type="checkbox" id="every"> every eligible comparison, not only the cases</label>'
               if every_comparison else "")
     selects = "".join(f'<label>{name} <select id="filter-{name}"><option value="">all</option></select></label> '
                       for name in ("benchmark", "family", "subtask"))
+    headers = "".join(f'<th data-sort="{key}" title="sort by {html.escape(label)}">{html.escape(label)}</th>'
+                      if key else f"<th>{html.escape(label)}</th>" for key, label in INDEX_COLUMNS)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
         '<title>Flip explorer</title><link rel="stylesheet" href="explorer.css"></head><body>'
         '<p><a href="../report.html">Report</a></p><h1>Flip explorer</h1>'
-        f"<p>{case_count} cases; each page lists the questions one model got right and the other wrong, with the "
-        "images, options, gold and both answers.</p>"
+        f'<p><span id="case-count">{case_count} cases</span>; each page lists the questions one model got right and '
+        "the other wrong, with the images, options, gold and both answers. Click a column's heading to sort by it "
+        "(again: the other way); Checks names each check that did not pass, with its numbers (docs/flip_explorer.md)."
+        "</p>"
         + (f'<p class="note" id="image-note">{html.escape(image_note)}</p>' if image_note else "") +
         f'<p class="filter">{selects}<label>open with <select id="filter-direction"><option value="">all flips'
         f'</option><option>{FLIP_INV}</option><option>{FLIP_NORM}</option></select></label> {switch}</p>'
-        '<table class="data" id="index"><thead><tr><th>#</th><th>Family</th><th>Dataset</th><th>Subtask</th>'
-        "<th>Small</th><th>Large</th><th>n</th><th>FI</th><th>FN</th><th>Net</th><th>Verdict</th></tr></thead>"
-        '<tbody></tbody></table>'
+        f'<table class="data" id="index"><thead><tr>{headers}</tr></thead><tbody></tbody></table>'
         f'<script type="application/json" id="entries">{_script_json(entries)}'
         '</script><script src="explorer.js"></script></body></html>\n'
     )
 
 
-def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[str, str]]:
-    """Write explorer/ under out_dir; return (label, link relative to out_dir) per case, in the cases' order."""
+# The index's columns: (the entry's key it sorts by, or "" for none; heading).
+INDEX_COLUMNS = [("rank", "#"), ("family", "Family"), ("benchmark", "Dataset"), ("subtask", "Subtask"),
+                 ("small", "Small"), ("large", "Large"), ("n", "n"), ("flip_inv", "FI"), ("flip_norm", "FN"),
+                 ("net", "Net"), ("p", "p"), ("q", "BH q (all)"), ("verdict", "Verdict"), ("", "Checks")]
+
+
+def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[tuple, str, str]]:
+    """Write explorer/ under out_dir; return (CASE_KEY values, label, link relative to out_dir) per case, in the
+    cases' order."""
     folder = Path(out_dir) / FOLDER
     for part in ("pages", "data", "images", "thumbs"):
         (folder / part).mkdir(parents=True, exist_ok=True)
@@ -623,15 +730,22 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
     listed: dict[tuple, list[list[str]]] = {}
     for *key, question, direction in flips[[*CASE_KEY, "question_id", "direction"]].itertuples(index=False):
         listed.setdefault(tuple(key), []).append([question, direction])
+    coverage = _run_coverage(table, cases, analysis.parameters.variant)
+    case_flips = analysis.flips
+    weak = (case_flips[rests_on_weak_letter(case_flips).to_numpy() & (case_flips["direction"] == FLIP_INV).to_numpy()]
+            .groupby(CASE_KEY, observed=True, sort=False).size()) if len(case_flips) else pd.Series(dtype=int)
+    weak_of = {tuple(key): int(count) for key, count in weak.items()}
     for row in rows.to_dict("records"):
         key = tuple(row[c] for c in CASE_KEY)
         page = _page(row, listed.get(key, []), notes.get(key[1:4]), bool(row["is_case"]), image_note,
-                     analysis.parameters.unsettled)
+                     analysis.parameters.unsettled, coverage.get(key), weak_of.get(key, 0),
+                     analysis.parameters.variant)
         (folder / page_name(key)).write_text(page, encoding="utf-8")
     (folder / "index.html").write_text(_index(rows, len(cases), source.every_comparison, image_note), encoding="utf-8")
-    return [(f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net {r.net:+d}, "
-             + str(r.verdict), f"{FOLDER}/{page_name(tuple(getattr(r, c) for c in CASE_KEY))}")
-            for rank, r in enumerate(cases.itertuples(index=False), start=1)]
+    keys = [tuple(getattr(r, c) for c in CASE_KEY) for r in cases.itertuples(index=False)]
+    return [(key, f"#{rank} {r.family}: {r.small} vs. {r.large}, {r.benchmark} {r.split} / {r.subtask}, Net "
+             f"{r.net:+d}, " + str(r.verdict), f"{FOLDER}/{page_name(key)}")
+            for rank, (key, r) in enumerate(zip(keys, cases.itertuples(index=False)), start=1)]
 
 
 STYLE = """
@@ -640,7 +754,7 @@ body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max
 h1 { font-size: 1.4em; }
 .badge { display: inline-block; padding: .1em .5em; border-radius: .8em; font-size: .75em; vertical-align: middle; }
 .badge-pass { background: #d9f2dc; color: #11611c; } .badge-fail { background: #fadcdc; color: #8a1111; }
-.badge-none { background: #eee; color: #555; }
+.badge-none { background: #eee; color: #555; } .badge-partial { background: #fdf0d0; color: #7a5200; }
 table.checks th { text-align: left; padding-right: 1em; } table.checks td { padding: .1em .6em; }
 table.data { border-collapse: collapse; font-size: 13px; } table.data th, table.data td { border: 1px solid #ccc; padding: 3px 7px; }
 .note { color: #555; font-size: 13px; } .missing { color: #8a4b00; }
@@ -654,6 +768,14 @@ li.flip { border-top: 1px solid #ccc; padding: .8em 0; }
 .answer pre { white-space: pre-wrap; max-height: 20em; overflow: auto; font-size: 12px; }
 #overlay { position: fixed; inset: 0; background: rgba(0,0,0,.8); display: flex; align-items: center;
            justify-content: center; cursor: zoom-out; }
+th[data-sort] { cursor: pointer; } th[aria-sort="ascending"]::after { content: " ▲"; }
+th[aria-sort="descending"]::after { content: " ▼"; }
+table.checks .fields, table.checks .counts { color: #555; font-size: 12px; }
+details.runs { margin-top: .5em; } details.runs summary { cursor: pointer; color: #1a4f8a; }
+table.runs { border-collapse: collapse; font-size: 12px; margin-top: .3em; }
+table.runs th, table.runs td { border: 1px solid #ddd; padding: 3px 6px; vertical-align: top; text-align: left; }
+table.runs td.right { border-left: 4px solid #2a9d3a; } table.runs td.wrong { border-left: 4px solid #c0392b; }
+table.runs pre { white-space: pre-wrap; max-height: 12em; overflow: auto; }
 #overlay[hidden] { display: none; } #overlay img { max-width: 95vw; max-height: 95vh; background: #fff; }
 """
 
@@ -719,8 +841,46 @@ SCRIPT = r"""
     parts.push('<p class="gold-line">' + esc('Gold: ' + (q ? q.gold : '?')) + '</p><div class="answers">');
     for (const model of [spec.small, spec.large])
       parts.push(answerBox(model, data ? (data.answers[model] || {})[qid] : null));
-    parts.push('</div></li>');
+    parts.push('</div>');
+    const runs = otherRuns(spec, data, qid);
+    if (runs.length)
+      parts.push('<details class="runs" data-question="' + esc(qid) + '"><summary>The same question in the other ' +
+                 'runs: ' + esc(runs.join(', ')) + '</summary></details>');
+    parts.push('</li>');
     return parts.join('');
+  }
+  // The control runs (identity re-run, reordered runs) that hold an answer of either model to the question.
+  function otherRuns(spec, data, qid) {
+    if (!data || !data.runs) return [];
+    return Object.keys(data.runs).filter(run =>
+      [spec.small, spec.large].some(model => (data.runs[run][model] || {})[qid]));
+  }
+  function runCell(a) {
+    if (!a) return '<td class="absent">not in this run</td>';
+    const letter = a.prediction || a.candidate;
+    const option = a.options && letter && letter.length === 1 ? a.options[letter.charCodeAt(0) - 65] : undefined;
+    const verdict = a.correct === true ? 'right' : a.correct === false ? 'wrong' : 'not scored';
+    return '<td class="' + verdict.replace(' ', '-') + '"><strong>' + verdict + '</strong> · ' + esc(how(a)) +
+           (option !== undefined ? ' · ' + esc(letter + ': ' + option) : '') +
+           (a.options ? '<div class="run-options">' + esc('options as shown: ' + a.options.map((o, i) =>
+             String.fromCharCode(65 + i) + '. ' + o).join('  ')) + '</div>' : '') +
+           '<details><summary>response</summary><pre class="run-response">' +
+           esc(a.response !== null && a.response !== undefined ? a.response : '(no response)') + '</pre></details></td>';
+  }
+  // A flip's answers in the analysed run and every other run, both models side by side (drawn when opened).
+  function runsHtml(spec, data, qid) {
+    const rows = ['<table class="runs"><thead><tr><th>run</th><th>' + esc(spec.small) + '</th><th>' +
+                  esc(spec.large) + '</th></tr></thead><tbody>'];
+    const mine = model => (data.answers[model] || {})[qid];
+    rows.push('<tr class="analysed"><th>' + esc(spec.variant + ' (analysed)') + '</th>' + runCell(mine(spec.small)) +
+              runCell(mine(spec.large)) + '</tr>');
+    for (const run of otherRuns(spec, data, qid)) {
+      const theirs = model => (data.runs[run][model] || {})[qid];
+      rows.push('<tr data-run="' + esc(run) + '"><th>' + esc(run) + '</th>' + runCell(theirs(spec.small)) +
+                runCell(theirs(spec.large)) + '</tr>');
+    }
+    rows.push('</tbody></table>');
+    return rows.join('');
   }
   function casePage() {
     const spec = JSON.parse(document.getElementById('flips').textContent);
@@ -730,6 +890,13 @@ SCRIPT = r"""
     const more = document.getElementById('more');
     const overlay = document.getElementById('overlay');
     overlay.addEventListener('click', () => { overlay.hidden = true; });
+    // toggle does not bubble: caught on the way down, each flip's other runs drawn the first time it is opened
+    list.addEventListener('toggle', e => {
+      const box = e.target;
+      if (!box.classList || !box.classList.contains('runs') || !box.open || box.dataset.drawn) return;
+      box.insertAdjacentHTML('beforeend', runsHtml(spec, data, box.dataset.question));
+      box.dataset.drawn = '1';
+    }, true);
     list.addEventListener('click', e => {
       const link = e.target.closest('a.full');
       if (!link) return;
@@ -785,29 +952,54 @@ SCRIPT = r"""
   }
   function indexPage() {
     const entries = JSON.parse(document.getElementById('entries').textContent);
+    entries.forEach((e, i) => { e.rank = i + 1; });  // the cases by Net first, then the other comparisons
     const body = document.querySelector('#index tbody');
     const every = document.getElementById('every');
     const filters = ['benchmark', 'family', 'subtask'].map(name => [name, document.getElementById('filter-' + name)]);
     for (const [name, select] of filters)
       for (const value of [...new Set(entries.map(e => e[name]))]) select.appendChild(el('option', {}, value));
     const direction = document.getElementById('filter-direction');
-    function draw() {
-      body.textContent = '';
-      let rank = 0;
-      for (const e of entries) {
-        if (!e.case && !(every && every.checked)) continue;
-        if (filters.some(([name, select]) => select.value && e[name] !== select.value)) continue;
-        rank += 1;
-        const row = el('tr', {class: e.case ? 'case' : 'comparison'});
-        const link = el('a', {href: e.page + (direction.value ? '#' + direction.value : ''), class: 'case-link'},
-                        String(rank));
-        const first = el('td'); first.appendChild(link); row.appendChild(first);
-        for (const value of [e.family, e.benchmark + ' ' + e.split, e.subtask, e.small, e.large, e.n, e.flip_inv,
-                             e.flip_norm, e.net, e.verdict || (e.case ? '' : 'not a case')])
-          row.appendChild(el('td', {}, String(value)));
-        body.appendChild(row);
-      }
+    let order = null, descending = false;  // the sort key (null: the cases' order) and its direction
+    function compare(a, b) {
+      const x = a[order], y = b[order];
+      if (x === y) return a.rank - b.rank;
+      if (x === null || x === '') return 1;  // missing values last, either way
+      if (y === null || y === '') return -1;
+      const sign = descending ? -1 : 1;
+      return sign * (typeof x === 'number' ? x - y : String(x).localeCompare(String(y)));
     }
+    function number(value, digits) { return value === null ? '–' : value.toPrecision(digits); }
+    // Each failed check with its fields, then the others that did not pass, by state ("not run: extraction").
+    function checksText(e) {
+      if (!e.case) return '';
+      const failed = e.checks.filter(([, state]) => state === 'fail')
+        .map(([name, , fields]) => name + ': fail' + (fields ? ' (' + fields + ')' : ''));
+      const others = {};
+      for (const [name, state] of e.checks)
+        if (state !== 'pass' && state !== 'fail') (others[state] = others[state] || []).push(name);
+      return [...failed, ...Object.entries(others).map(([state, names]) => state + ': ' + names.join(', '))]
+        .join(' · ');
+    }
+    // The rows as one HTML string, inserted at once (not node by node: at paper scale hundreds of rows).
+    function draw() {
+      const shown = entries.filter(e => (e.case || (every && every.checked)) &&
+        !filters.some(([name, select]) => select.value && e[name] !== select.value));
+      if (order) shown.sort(compare);
+      const hash = direction.value ? '#' + direction.value : '';
+      body.innerHTML = shown.map(e => '<tr class="' + (e.case ? 'case' : 'comparison') + '"><td><a href="' +
+        esc(e.page + hash) + '" class="case-link">' + e.rank + '</a></td>' +
+        [e.family, e.benchmark + ' ' + e.split, e.subtask, e.small, e.large, e.n, e.flip_inv, e.flip_norm, e.net,
+         number(e.p, 2), number(e.q, 2), e.verdict || (e.case ? '' : 'not a case'), checksText(e)]
+          .map(value => '<td>' + esc(value) + '</td>').join('') + '</tr>').join('');
+      for (const th of document.querySelectorAll('#index th[data-sort]'))
+        th.setAttribute('aria-sort', th.dataset.sort === order ? (descending ? 'descending' : 'ascending') : 'none');
+    }
+    for (const th of document.querySelectorAll('#index th[data-sort]'))
+      th.addEventListener('click', () => {
+        descending = th.dataset.sort === order ? !descending : ['net', 'n', 'flip_inv', 'flip_norm'].includes(th.dataset.sort);
+        order = th.dataset.sort;
+        draw();
+      });
     for (const [, select] of filters) select.addEventListener('change', draw);
     direction.addEventListener('change', draw);
     if (every) every.addEventListener('change', draw);

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 
 from postprocess.inverse_scaling.analysis import Analysis
+from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import GROUP_KEY
+from postprocess.inverse_scaling.credibility import CHECKS
 from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER, REPLICATION_FAMILIES
 from postprocess.order import sort_frame
 from postprocess.render.labels import (
@@ -88,6 +90,7 @@ def adjacent_cases_by_family(analysis: Analysis) -> Table:
 
 # ---------------------------------------------------------------------------------------------- cases
 def _case_rows(cases: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:
+    """A case's identity and counts in Table 3's column order (Appendix C's puts Acc Δ before FI)."""
     return pd.DataFrame(
         {
             "Family": cases["family"],
@@ -104,6 +107,11 @@ def _case_rows(cases: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:
     )
 
 
+def _case_keys(cases: pd.DataFrame) -> list[tuple]:
+    """Each row's comparison (CASE_KEY values): what report.html links to its flip-explorer page."""
+    return list(cases[CASE_KEY].itertuples(index=False, name=None))
+
+
 def _interval(low: float, high: float) -> str:
     return "–" if np.isnan(low) else f"[{low:.1f}, {high:.1f}]"
 
@@ -112,40 +120,82 @@ def _verdict_columns(cases: pd.DataFrame, checks: bool) -> pd.DataFrame:
     """The credibility verdict beside the case (inverse_scaling/credibility.py): each check when `checks`, the
     verdict, Net's exact interval and the minimum detectable Net."""
     level = round(100 * CI_LEVEL)
-    columns = {"Order": cases["order_check"], "Noise": cases["noise_check"], "Extraction": cases["extraction_check"],
-               "Families": cases["replication_families"]} if checks else {}
+    columns = {name[0].upper() + name[1:]: cases[column] for column, name in CHECKS.items()} if checks else {}
     columns.update({
         "Verdict": cases["verdict"],
+        "Families": cases["replication_families"],
         f"Net {level}% CI": [_interval(low, high) for low, high in zip(cases["net_ci_low"], cases["net_ci_high"])],
         f"MDE ({round(100 * POWER)}%)": cases["min_detectable_net"].map(lambda v: "–" if np.isnan(v) else f"{v:.1f}"),
     })
     return pd.DataFrame(columns, index=cases.index)
 
 
-VERDICT_NOTE = (f"Verdict: the credibility checks (option order, run-to-run noise, extraction, replication; "
-                f"“not run” where the logs lack the runs); Net CI: exact, given FlipInv + FlipNorm; MDE: the smallest "
-                f"Net the one-sided McNemar test detects with {round(100 * POWER)}% power at that FlipInv + FlipNorm.")
+def _significance_columns(cases: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"p": cases["p_value"].map(lambda p: f"{p:.2g}"),
+                         "BH (cases)": cases["bh_cases"].map({True: "yes", False: ""}),
+                         "BH (all)": cases["bh_all"].map({True: "yes", False: ""})}, index=cases.index)
+
+
+OURS = "Ours, not the paper's: "
+VERDICT_NOTE = (f"Verdict: the credibility checks ({', '.join(CHECKS.values())}; “not run” where the logs lack what "
+                "a check needs); Families: in how many of the families compared on the subtask it has cases "
+                "(replication, beside the verdict, never a check); Net CI: exact, given FlipInv + FlipNorm; MDE: the "
+                f"smallest Net the one-sided McNemar test detects with {round(100 * POWER)}% power at that FlipInv + "
+                "FlipNorm; p: one-sided exact McNemar, exploratory (the cases are selected on the same data); BH: "
+                "significant after Benjamini–Hochberg over the cases / over all eligible comparisons.")
+
+
+def _top_cases(analysis: Analysis) -> pd.DataFrame:
+    return analysis.cases.head(analysis.parameters.top_k)
 
 
 def table03_top_cases(analysis: Analysis, multi_split: set[str]) -> Table:
-    k = analysis.parameters.top_k
-    top = analysis.cases.head(k)
-    frame = pd.concat([_case_rows(top, multi_split), _verdict_columns(top, checks=False)], axis=1)
+    """The paper's columns only; the verdict is in table03_top_cases_extended."""
+    top = _top_cases(analysis)
+    frame = _case_rows(top, multi_split)
     frame.insert(0, "#", np.arange(1, len(frame) + 1))
-    return Table("table03_top_cases", f"Table 3: Top {k} pairwise cases ranked by Net (FlipInv − FlipNorm); Acc Δ in pp. "
-                 f"{VERDICT_NOTE}", frame.reset_index(drop=True))
+    return Table("table03_top_cases", f"Table 3: Top {analysis.parameters.top_k} pairwise cases ranked by Net "
+                 "(FlipInv − FlipNorm); Acc Δ in pp.", frame.reset_index(drop=True),
+                 note="Credibility verdict and significance (ours): table03_top_cases_extended.",
+                 row_keys=_case_keys(top))
+
+
+def table03_top_cases_extended(analysis: Analysis, multi_split: set[str]) -> Table:
+    """Beyond the paper: Table 3's cases with their significance and credibility verdict."""
+    top = _top_cases(analysis)
+    frame = pd.concat([_case_rows(top, multi_split)[["Family", "Dataset", "Subtask", "Small", "Large", "Net"]],
+                       _significance_columns(top), _verdict_columns(top, checks=True)], axis=1)
+    frame.insert(0, "#", np.arange(1, len(frame) + 1))
+    return Table("table03_top_cases_extended", f"Table 3, extended (ours): the top {analysis.parameters.top_k} "
+                 "cases' significance and credibility verdict.", frame.reset_index(drop=True),
+                 note=OURS + VERDICT_NOTE, row_keys=_case_keys(top))
+
+
+def _all_cases(analysis: Analysis) -> pd.DataFrame:
+    return sort_frame(analysis.cases, ["family", "benchmark", "split"], analysis.families)
 
 
 def appendixC_all_cases(analysis: Analysis, multi_split: set[str]) -> Table:
-    ordered = sort_frame(analysis.cases, ["family", "benchmark", "split"], analysis.families)
-    frame = _case_rows(ordered, multi_split)
-    frame["p"] = ordered["p_value"].map(lambda p: f"{p:.2g}")
-    frame["BH (cases)"] = ordered["bh_cases"].map({True: "yes", False: ""})
-    frame["BH (all)"] = ordered["bh_all"].map({True: "yes", False: ""})
-    frame = pd.concat([frame, _verdict_columns(ordered, checks=True)], axis=1)
-    return Table("appendixC_all_cases",
-                 "Appendix C: all pairwise inverse-scaling cases; one-sided McNemar p and BH decisions at the FDR. "
-                 f"{VERDICT_NOTE}", frame.reset_index(drop=True))
+    """The paper's columns (Subtask, Small, Large, n, Acc Δ, FI, FN, Net), its family and dataset headings as
+    columns; the verdict is in appendixC_all_cases_extended."""
+    ordered = _all_cases(analysis)
+    frame = _case_rows(ordered, multi_split)[["Family", "Dataset", "Subtask", "Small", "Large", "n", "Acc Δ", "FI",
+                                              "FN", "Net"]]
+    return Table("appendixC_all_cases", "Appendix C: all pairwise inverse-scaling cases (Net ≥ "
+                 f"{analysis.parameters.min_net} on n ≥ {analysis.parameters.min_n} matched questions).",
+                 frame.reset_index(drop=True),
+                 note="Significance and credibility verdict (ours): appendixC_all_cases_extended.",
+                 row_keys=_case_keys(ordered))
+
+
+def appendixC_all_cases_extended(analysis: Analysis, multi_split: set[str]) -> Table:
+    """Beyond the paper: every case, in Appendix C's order, with its significance, checks and verdict."""
+    ordered = _all_cases(analysis)
+    frame = pd.concat([_case_rows(ordered, multi_split)[["Family", "Dataset", "Subtask", "Small", "Large", "Net"]],
+                       _significance_columns(ordered), _verdict_columns(ordered, checks=True)], axis=1)
+    return Table("appendixC_all_cases_extended", "Appendix C, extended (ours): every case's one-sided McNemar p, BH "
+                 "decisions at the FDR, credibility checks and verdict.", frame.reset_index(drop=True),
+                 note=OURS + VERDICT_NOTE, row_keys=_case_keys(ordered))
 
 
 def net_bin_label(low: int | None, high: int | None) -> str:
@@ -452,9 +502,11 @@ def inverse_scaling_tables(analysis: Analysis) -> dict[str, Table]:
     tables = [
         table02_cases_by_family(analysis),
         table03_top_cases(analysis, multi_split),
+        table03_top_cases_extended(analysis, multi_split),
         table04_dense_only(analysis),
         table09_dense_replication(analysis, multi_split),
         appendixC_all_cases(analysis, multi_split),
+        appendixC_all_cases_extended(analysis, multi_split),
         table35_significance_by_net(analysis),
         table36_replicated(analysis, multi_split),
         table37_two_families(analysis, multi_split),

@@ -30,7 +30,7 @@ TITLE = "Inverse scaling analysis report"
 # Theme -> table names (prefixes), in reading order. Long tables are folded in HTML and linked in Markdown.
 SECTIONS: list[tuple[str, list[str]]] = [
     ("Prevalence", ["table02_cases_by_family", "table04_dense_only", "adjacent_cases_by_family"]),
-    ("Strongest cases", ["table03_top_cases"]),
+    ("Strongest cases", ["table03_top_cases", "table03_top_cases_extended"]),
     ("Statistical significance", ["table35_significance_by_net"]),
     ("Cross-family replication", ["table36_replicated", "table37_two_families", "table09_dense_replication"]),
     (
@@ -48,7 +48,8 @@ SECTIONS: list[tuple[str, list[str]]] = [
     ("Controls", ["table45_cot_by_family", "table46_cot_by_dataset", "appendixL_cot_accuracy_change",
                   "appendixL_cot_accuracy_by_model", "table43_option_order", "table43_option_order_extended"]),
     ("Aggregate accuracy", ["appendixB_accuracy_"]),
-    ("All cases and subtask accuracy", ["appendixC_all_cases", "appendixB_subtask_accuracy_"]),
+    ("All cases and subtask accuracy", ["appendixC_all_cases", "appendixC_all_cases_extended",
+                                        "appendixB_subtask_accuracy_"]),
 ]
 ACCURACY_TABLES = ("appendixB_accuracy_", "appendixB_subtask_accuracy_")  # all a report without pairs shows
 LONG_TABLE_ROWS = 40
@@ -290,13 +291,15 @@ def _analysis_blocks(analysis: Analysis, tables: dict[str, Table]) -> list[Block
 
 def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: list[Path],
                  quality: dict[str, pd.DataFrame] | None, extra_sections: list[tuple[str, list[Table]]] = (),
-                 explorer_links: list[tuple[str, str]] | None = None) -> list[Block]:
-    """The report top-down; `analysis` is None for logs that hold only CAIT runs (extra sections only)."""
+                 explorer_links: list[tuple[tuple, str, str]] | None = None) -> list[Block]:
+    """The report top-down; `analysis` is None for logs that hold only CAIT runs (extra sections only).
+    `explorer_links`: (comparison, label, link) of each case's explorer page; None without an explorer."""
     blocks = [] if analysis is None else _analysis_blocks(analysis, tables)
+    position = next((i for i, b in enumerate(blocks) if b.kind == "heading" and b.content == "Terms used"), None)
     if explorer_links is not None:
-        position = next((i for i, b in enumerate(blocks) if b.kind == "heading" and b.content == "Terms used"),
-                        len(blocks))
-        blocks[position:position] = _explorer_blocks(explorer_links)
+        blocks[position or len(blocks):position or len(blocks)] = _explorer_blocks(explorer_links)
+    elif position is not None:  # cases were compared, but no page written
+        blocks[position:position] = [Block("heading", "Flip explorer"), Block("text", NO_EXPLORER)]
     for heading, section in extra_sections:
         if section:
             blocks.append(Block("heading", heading))
@@ -323,13 +326,18 @@ def build_blocks(analysis: Analysis | None, tables: dict[str, Table], figures: l
     return blocks
 
 
-def _explorer_blocks(links: list[tuple[str, str]]) -> list[Block]:
+NO_EXPLORER = ("No case pages: the report was run with `--explorer none`, so the case rows of the tables link "
+               "nowhere; run it without that option for the flip explorer.")
+
+
+def _explorer_blocks(links: list[tuple[tuple, str, str]]) -> list[Block]:
     """The flip explorer's entry: its index and one link per case, by Net."""
     return [Block("heading", "Flip explorer"),
-            Block("links", [("Every case, with filters (explorer/index.html)", "explorer/index.html")]),
+            Block("links", [("Every case, sortable and with filters (explorer/index.html)", "explorer/index.html")]),
             Block("text", "Each case's page lists its flipped questions with the images, the options in the order "
-                          "shown, the gold and both models' full answers, and the case's credibility checks:"),
-            Block("links", links, folded=len(links) > LONG_TABLE_ROWS)]
+                          "shown, the gold and both models' full answers, and the case's credibility checks; the "
+                          "case rows of Table 3 and Appendix C link to the same pages:"),
+            Block("links", [(label, href) for _, label, href in links], folded=len(links) > LONG_TABLE_ROWS)]
 
 
 def quality_tables(quality: dict[str, pd.DataFrame]) -> list[Table]:
@@ -388,7 +396,8 @@ def _inline_markdown(text: str) -> str:
     return "".join(parts)
 
 
-def render_html(blocks: list[Block]) -> str:
+def render_html(blocks: list[Block], pages: dict[tuple, str] | None = None) -> str:
+    """The report's HTML; `pages` (comparison -> link of its explorer page) links the case rows of tables."""
     parts = []
     for block in blocks:
         if block.kind == "heading":
@@ -411,7 +420,7 @@ def render_html(blocks: list[Block]) -> str:
             parts.append(rendered)
         elif block.kind == "table":
             table = block.content
-            rendered = to_html(table)
+            rendered = to_html(table, pages)
             if block.folded:
                 summary = f"{html.escape(table.title)} ({len(table.frame)} rows)"
                 rendered = f"<details><summary>{summary}</summary>{rendered}</details>"
@@ -438,12 +447,13 @@ def write_report(
     figures: list[Path],
     quality: dict[str, pd.DataFrame] | None,
     extra_sections: list[tuple[str, list[Table]]],
-    explorer_links: list[tuple[str, str]] | None = None,
+    explorer_links: list[tuple[tuple, str, str]] | None = None,
 ) -> dict[str, Path]:
-    """Write report.md and report.html under `out_dir`; return their paths. `explorer_links`: (label, link) of
-    each case's flip-explorer page."""
+    """Write report.md and report.html under `out_dir`; return their paths. `explorer_links`: (comparison, label,
+    link) of each case's flip-explorer page."""
     blocks = build_blocks(analysis, tables, figures, quality, extra_sections, explorer_links)
     paths = {"report_md": out_dir / "report.md", "report_html": out_dir / "report.html"}
+    pages = {key: href for key, _, href in explorer_links or ()}
     paths["report_md"].write_text(render_markdown(blocks, out_dir), encoding="utf-8")
-    paths["report_html"].write_text(render_html(blocks), encoding="utf-8")
+    paths["report_html"].write_text(render_html(blocks, pages), encoding="utf-8")
     return paths

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,8 @@ class Table:
     bold: pd.DataFrame | None = None  # boolean mask shaped like `frame`
     underline: pd.DataFrame | None = None
     note: str = ""
+    # Tables whose rows are comparisons: each row's CASE_KEY values, which report.html links to its explorer page.
+    row_keys: list[tuple] | None = None
 
 
 def cell_text(value: object) -> str:
@@ -140,8 +143,14 @@ def to_latex(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(table: Table) -> str:
+def to_html(table: Table, links: Mapping[tuple, str] | None = None) -> str:
+    """The table as an HTML figure; with `links` (comparison -> href), a row of a comparison that has a page
+    (row_keys) links to it from its first cell."""
     headers, rows = rendered_cells(table, "html")
+    if links is not None and table.row_keys is not None:
+        for row, key in zip(rows, table.row_keys):
+            if key in links and row:
+                row[0] = f'<a class="case-link" href="{html.escape(links[key])}">{row[0]}</a>'
     head = "".join(f"<th>{h}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>\n" for row in rows)
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""

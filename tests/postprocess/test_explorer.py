@@ -38,6 +38,12 @@ def page_flips(page: Path) -> tuple[list[list[str]], dict[str, int]]:
     return spec["flips"], counts
 
 
+def all_count(page: Path) -> int:
+    """The count on the page's "all" button."""
+    return int(re.search(r'<button type="button" data-direction="all">all (\d+)</button>',
+                         page.read_text(encoding="utf-8")).group(1))
+
+
 def true_flips(table: pd.DataFrame, row) -> dict[str, set[str]]:
     """The case's flips straight from the table: questions both answered with a known gold, one of them right."""
     rows = table[(table["benchmark"] == row.benchmark) & (table["split"] == row.split)
@@ -69,6 +75,10 @@ def test_every_flip_of_a_case_is_on_its_page_once_and_the_counts_are_its_flips(t
         expected = true_flips(table, row)
         assert {d: {q for q, direction in listed if direction == d} for d in expected} == expected
         assert counts == {"FlipInv": row.flip_inv, "FlipNorm": row.flip_norm}
+        # its FlipInv flips first, then its FlipNorm flips; "all" shows both
+        assert [direction for _, direction in listed] == ["FlipInv"] * row.flip_inv + ["FlipNorm"] * row.flip_norm
+        assert all_count(paths["explorer"].parent / page_name(tuple(getattr(row, c) for c in CASE_KEY))) == (
+            row.flip_inv + row.flip_norm)
     flips = pd.read_parquet(paths["flips"])
     assert list(flips.columns) == FLIP_COLUMNS
     assert len(flips) == int((analysis.cases["flip_inv"] + analysis.cases["flip_norm"]).sum())
@@ -162,7 +172,33 @@ def test_explorer_none_writes_no_explorer_and_comparisons_adds_the_other_pages(c
     out = report(*chance_logs, tmp_path / "all", "--explorer", "comparisons", "--tasks-dir", str(tmp_path))
     comparisons = pd.read_parquet(out / "comparisons.parquet")
     assert len(list((out / "explorer" / "pages").glob("*.html"))) == len(comparisons)
-    assert 'id="every"' in (out / "explorer" / "index.html").read_text(encoding="utf-8")
+    index = (out / "explorer" / "index.html").read_text(encoding="utf-8")
+    cases = pd.read_csv(out / "cases.csv")
+    assert 'id="every"' in index and len(comparisons) > len(cases)
+    assert f'<span id="case-count">{len(cases)} cases</span>' in index  # the cases, not the pages
+
+
+def test_with_another_variant_answering_the_same_questions_the_page_shows_the_analysed_ones(tmp_path):
+    """An identity re-run answers every question of the analysed run, differently: a page's answers are the
+    analysed run's, and the re-run's are its flips' "other runs", each under its own name."""
+    table, models = random_table(np.random.default_rng(7), 3, 60, 1)
+    table["response"] = "analysed answer of " + table["model"] + " to " + table["question_id"]
+    rerun = table.assign(variant="identity", response="re-run answer of " + table["model"] + " to "
+                         + table["question_id"], correct=~table["correct"])
+    both = pd.concat([rerun, table], ignore_index=True)  # the re-run's rows first
+    analysis = run_analysis(both, models, Parameters(min_n=5, min_net=1))
+    assert len(analysis.cases)
+    (tmp_path / "no_tasks").mkdir()
+    write_outputs(analysis, tmp_path / "out", quality=None,
+                  explorer=ExplorerInput(both, tasks_dir=tmp_path / "no_tasks"))
+    (payload,) = data_files(tmp_path / "out").values()
+    flips = analysis.flips
+    for model in set(flips["small"]) | set(flips["large"]):
+        mine = set(flips.loc[(flips["small"] == model) | (flips["large"] == model), "question_id"])
+        assert {q: a["response"] for q, a in payload["answers"][model].items() if q in mine} == {
+            q: f"analysed answer of {model} to {q}" for q in mine}
+        assert {q: a["response"] for q, a in payload["runs"]["identity"][model].items() if q in mine} == {
+            q: f"re-run answer of {model} to {q}" for q in mine}
 
 
 def test_with_a_cache_dir_a_question_is_reloaded_once(chance_logs, fixture_tasks, tmp_path, monkeypatch):
@@ -259,6 +295,60 @@ def test_with_a_cache_the_originals_stay_and_reduced_copies_are_kept_by_side(tmp
     _place({f"images/{name}" for name in originals} | {f"thumbs/{name}" for name in originals}, cache, again)
     assert _fit_images(again, budget, 1, cache) == note
     assert all(os.path.samefile(again / "images" / name, kept / name) for name in originals)
+
+
+def test_a_cached_rerun_at_another_budget_fits_the_new_budget(tmp_path):
+    from postprocess.render.explorer import PAGE_BYTES, _fit_images, _folder_bytes, _place
+
+    cache = tmp_path / "cache"
+    originals = photo_folder(cache, 8)
+    names = {f"images/{name}" for name in originals} | {f"thumbs/{name}" for name in originals}
+
+    def explorer(name: str) -> Path:
+        folder = tmp_path / name
+        for part in ("images", "thumbs", "data"):
+            (folder / part).mkdir(parents=True)
+        _place(names, cache, folder)
+        return folder
+
+    first = explorer("first")
+    whole = _folder_bytes(first)
+    notes = {}
+    for name, budget in (("first", whole * 6 // 10), ("smaller", whole * 4 // 10), ("larger", whole * 8 // 10)):
+        folder = first if name == "first" else explorer(name)
+        notes[name] = _fit_images(folder, budget, 1, cache)
+        assert _folder_bytes(folder) + PAGE_BYTES <= budget, name
+    sides = {name: int(re.search(r"capped at (\d+) px", note).group(1)) for name, note in notes.items()}
+    assert sides["smaller"] < sides["first"] < sides["larger"]
+
+
+def test_images_already_within_the_cap_are_untouched_and_not_counted_as_reduced(tmp_path):
+    from PIL import Image
+
+    from postprocess.render.explorer import PAGE_BYTES, _fit_images, _folder_bytes
+
+    folder = tmp_path / "explorer"
+    photo_folder(folder, 6)
+    small = {}
+    for k in range(6):  # 160 px: below any cap (a thumbnail's 192 px at least)
+        Image.effect_noise((160, 120), 60).convert("RGB").save(folder / "images" / f"s{k}.jpg", quality=85)
+        small[f"s{k}.jpg"] = (folder / "images" / f"s{k}.jpg").read_bytes()
+    budget = _folder_bytes(folder) // 2
+    note = _fit_images(folder, budget, 1, None)
+    assert _folder_bytes(folder) + PAGE_BYTES <= budget
+    assert "6 of 12 reduced" in note
+    assert {name: (folder / "images" / name).read_bytes() for name in small} == small
+
+
+def test_when_thumbnails_and_data_alone_exceed_the_budget_the_note_says_so_and_images_stay(tmp_path):
+    from postprocess.render.explorer import _fit_images
+
+    folder = tmp_path / "explorer"
+    written = photo_folder(folder, 5)
+    note = _fit_images(folder, 10_000, 3, None)  # less than the thumbnails take
+    assert "over its budget of 0.01 MB: thumbnails, data and pages alone take" in note
+    assert "full-size images are kept as the models got them" in note
+    assert {name: (folder / "images" / name).read_bytes() for name in written} == written
 
 
 def test_a_budget_too_small_for_the_images_is_said_on_every_page(chance_logs, fixture_tasks, with_data, tmp_path):

@@ -1,7 +1,9 @@
 """The flip explorer in a real browser (Debian's headless Chromium, as tests/postprocess/test_report_browser.py): report.html
 links to a case page; that page, opened from file://, renders its flips from the subtask's data file with no
 error: the question, its image (loaded, from a thumbnail file) and both models' answers; a case with more flips
-than a page draws at once shows every one of them, once, after scrolling or "show more", and filters over all."""
+than a page draws at once shows every one of them, once, after scrolling or "show more", and filters over all.
+A click on Table 3's first case row opens that case's page; the index sorts by a column's heading; a flip opens
+its answers in the identity re-run and the reordered runs."""
 
 from __future__ import annotations
 
@@ -123,3 +125,58 @@ def test_a_case_with_more_flips_than_the_first_render_shows_all_of_them_on_scrol
     norm = dom_after(page, "document.querySelector('button[data-direction=\"FlipNorm\"]').click();"
                            "document.getElementById('show-all').click();", profile)
     assert sorted(listed_flips(norm)) == [flip for flip in expected if flip[1] == "FlipNorm"]
+
+
+def test_a_click_on_a_table_3_row_opens_its_case_page_and_the_index_sorts(tmp_path, fixture_tasks):
+    """report.html's Table 3 links its first row to the strongest case's page: clicked in Chromium, the page
+    that opens is that case's, its flips drawn. On the index, a click on "p" orders the cases by p, and again
+    the other way."""
+    registry = write_chance_logs(tmp_path / "logs", fixture_questions(fixture_tasks))
+    out = tmp_path / "out"
+    assert main(["report", "--logs", str(tmp_path / "logs"), "--out", str(out), "--extra-models", str(registry),
+                 "--min-n", "4", "--min-net", "2", "--tasks-dir", str(fixture_tasks)]) == 0
+    profile = tmp_path / "profile"
+    dom = dom_after(out / "report.html", "[...document.querySelectorAll('figure.table')].find(f => f.querySelector("
+                                         "'figcaption').textContent.startsWith('Table 3:'))"
+                                         ".querySelector('a.case-link').click();", profile)
+    top = pd.read_csv(out / "cases.csv").iloc[0]
+    title = (f"{top['family']}: {top['small']} vs. {top['large']} on {top['benchmark']} {top['split']} / "
+             f"{top['subtask']}")
+    assert f"<title>{html.escape(title)}</title>" in dom  # the case's page, not the report
+    assert len(listed_flips(dom)) == min(top["flip_inv"] + top["flip_norm"], 50)
+
+    index = out / "explorer" / "index.html"
+    p_values = pd.read_csv(out / "cases.csv")["p_value"]
+    for clicks, expected in ((1, sorted(p_values)), (2, sorted(p_values, reverse=True))):
+        dom = dom_after(index, "const th = document.querySelector('th[data-sort=\"p\"]');"
+                               + "th.click();" * clicks, profile)
+        shown = [float(p) for p in re.findall(r'<tr class="case">(?:<td>.*?</td>){10}<td>([^<]+)</td>', dom)]
+        assert shown == [float(f"{p:.2g}") for p in expected]
+
+
+def test_a_flip_opens_its_answers_in_the_re_run_and_the_reordered_runs(tmp_path):
+    """The constructed logs' Jigsaw cases have an identity re-run and a reversed run: opening a flip's "other
+    runs" shows the analysed run's answers of both models and each other run's, with no script error."""
+    from analysis_factory import constructed_table, models_frame
+
+    from postprocess.inverse_scaling.analysis import run_analysis
+    from postprocess.inverse_scaling.cases import CASE_KEY
+    from postprocess.inverse_scaling.parameters import Parameters
+    from postprocess.render.explorer import ExplorerInput, page_name
+    from postprocess.render.outputs import write_outputs
+
+    table = constructed_table(with_controls=True, categorical=True)
+    analysis = run_analysis(table, models_frame(), Parameters())
+    (tmp_path / "no_tasks").mkdir()
+    write_outputs(analysis, tmp_path / "out", quality=None,
+                  explorer=ExplorerInput(table, tasks_dir=tmp_path / "no_tasks"))
+    case = analysis.cases[analysis.cases["order_check"] != "not run"].iloc[0]
+    page = tmp_path / "out" / "explorer" / page_name(tuple(case[c] for c in CASE_KEY))
+    seen, console = open_in_chromium(page, tmp_path / "profile")
+    assert seen["errors"] == [] and console == []
+    dom = dom_after(page, "document.querySelector('details.runs').open = true;", tmp_path / "profile")
+    opened = re.search(r'<details class="runs"[^>]*open=""[^>]*>(.*?)</table></details>', dom, re.DOTALL).group(1)
+    assert "The same question in the other runs: identity, reverse" in opened
+    assert re.findall(r'<tr(?: class="analysed"| data-run="\w+")><th>([^<]+)</th>', opened) == [
+        "direct (analysed)", "identity", "reverse"]
+    assert opened.count('<pre class="run-response">') == 6  # both models in each of the three runs
