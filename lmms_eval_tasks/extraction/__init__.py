@@ -86,7 +86,16 @@ names the options without choosing: neither is a mention.
 
 Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
 answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
-answers abstain, and a lone option letter answering an open question is out_of_range.
+answers abstain, and a lone option letter answering an open question is out_of_range. A number is read, in this
+order, from an answer line or \\boxed{}, the whole response, a last line that is only a number (number_line), a
+closing calculation, a "final value" line or statement (final_value: MathVista's hint asks for it), an "answer is"
+statement, the last sentence when it states one result ("Therefore, the range is 250 - 31 = 219.", "There are
+five snowmen.", "So Tim needs $85."; conclusion), the one number the response states a result to be
+(stated_number), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
+response that neither refuses nor supposes; what follows the answer as new questions of its own ("Question: ...",
+a few-shot continuation) and closing courtesies are not read. A sentence that supposes ("If ...", "For example"),
+refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T") or a change
+without its sign ("a decrease of $1.00") states no result, and a response cut inside a formula is truncated.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

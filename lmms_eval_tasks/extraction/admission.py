@@ -64,6 +64,10 @@ RULES = {
     "only_word": Rule(READING, False, None, None, "{option} is the only yes or no in the answer"),
     "calculation": Rule(READING, False, None, None, "a calculation ends at {option}"),
     "only_number": Rule(READING, False, None, None, "{option} is the only number in the answer"),
+    "number_line": Rule(STRICT, False, None, None, "the last line is only the number {option}"),
+    "final_value": Rule(STRICT, False, None, None, "a \"final value\" line or statement gives {option}"),
+    "conclusion": Rule(READING, False, None, None, "the last sentence says the result is {option}"),
+    "stated_number": Rule(READING, False, None, None, "{option} is the only number the answer states a result to be"),
     # guards: a letter stated, withheld for the judge
     "explained_otherwise": Rule(None, False, 52, 46, "{option} is stated, but what follows points to another option"),
     "image_lettering": Rule(None, False, 24, 18, "{option} is stated, but the image letters the options another way"),
