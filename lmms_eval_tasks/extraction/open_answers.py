@@ -123,7 +123,9 @@ BOUND_BEFORE = re.compile(r"(?i)\b(?:than|least|most|exactly|of|over|under|above
 RANGE_AFTER = re.compile(r"(?i)\s*(?:-|–|to|or)\s*(?:\d|infinity|$)|\s*[-–]\W*$")
 EXPRESSION_AFTER = re.compile(r"^[^=]*?\s[-+×*/]\s*\(?\s*(?:[^=]*\d|[A-Za-z]\b)")  # "52 km/h + (negative of 78)", "1.33 × T"
 CONNECTIVE = re.compile(r"(?i)\b(?:therefore|thus|hence|consequently)\b,?|(?:^|,|\band)\s*\bso\b,?")
-RANGE_IN = re.compile(r"(?i)\b(?:from|between)\s+\W*\d[\d.,]*\S*\s+(?:to|and|-)\s+\W*\d")
+# A result stated as a range ("The range is from 6 to 10", "it lies between 10 and 12"), not "between 2014 and 2015".
+RANGE_IN = re.compile(r"(?i)\b(?:is|are|was|were|be|lies|lie|ranges?|ranging)\s+(?:\w+\s+)?(?:from|between)\s+\W*\d[\d.,]*\S*"
+                      r"\s+(?:to|and|-)\s+\W*\d")
 UNCLOSED_MATH = re.compile(r"\$[^$\n]*[^.!?)\s$]\s*$")  # "... is $0.0": cut inside a formula
 LATEX_MATH = re.compile(r"\$[^$]*\\[a-zA-Z]+[^$]*\$")  # a formula with a command: "$ \\frac{1}{2} $"
 SIGN_WORDS = re.compile(r"(?i)\b(?:decrease|decline|drop|fall|reduction|loss|increase|rise|gain|growth)\s+of\s*$")
@@ -215,17 +217,20 @@ def _unbound_numbers(text: str) -> set[str]:
 
 def _stated_number(sentence: str) -> Extraction | None:
     """The one number a concluding sentence gives ("Therefore, the range is 250 - 31 = 219.", "There are five
-    snowmen.", "So Tim needs $85."): the one it states something to be, else, after "therefore" or "so", its only
-    number; None when it gives none, several different ones, a range, supposes or refuses, or gives a change without
-    its sign ("a decrease of 1.00")."""
+    snowmen.", "So Tim needs $85."), after its last "therefore" or "so" if it has one: the one it states something
+    to be, else its only number but those that compare ("more than 7"); None when it gives none, several different ones, a range or an
+    expression, supposes or refuses, or gives a change without its sign ("a decrease of 1.00")."""
     if HYPOTHETICAL.search(sentence) or NO_NUMBER.search(sentence) or REFUSAL.search(sentence) or RANGE_IN.search(sentence):
         return None
     connective = list(CONNECTIVE.finditer(sentence))
     after = sentence[connective[-1].end() :] if connective else sentence  # "Since there are 6 racks ..., so 3 ..."
     if (values := _answers(after)) is None:
         return None
-    if not values and connective:
-        values = {m.group().replace(",", "") for m in _unbound(after) if not EXPRESSION_AFTER.match(after[m.start() :])}
+    if not values and connective:  # "So Tim needs $85.": the only number after "so"
+        given = [m for m in NUMBER.finditer(after) if not COMPARED_BEFORE.search(after[: m.start()])]
+        values = {m.group().replace(",", "") for m in given}
+        if any(EXPRESSION_AFTER.match(after[m.start() :]) for m in given):
+            return None
         if any(SIGN_WORDS.search(after[: m.start()]) for m in NUMBER.finditer(after)) or any(
                 RANGE_AFTER.match(after, m.end()) for m in NUMBER.finditer(after)):
             return None

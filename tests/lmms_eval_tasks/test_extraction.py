@@ -173,6 +173,8 @@ def test_numbers_refuse_ambiguity(response, reason):
          "conclusion"),  # only what follows "therefore", and "at least 0" bounds
         ("The final value is 52 km/h + (negative of 78 km/h), which simplifies to 12 km/h.", "12", "conclusion"),
         ("The rate of change is -$2 per day.", "-2", "conclusion"),
+        ("So, the rate of change between 2014 and 2015 is \\(-1\\) employees per year.", "-1", "conclusion"),  # no range
+        ("Therefore, the greatest number of people received a score of 8.", "8", "conclusion"),
         ("Therefore, the magnitude of the field is **2.18x10^5** N/C.", "218000.0", "conclusion"),
         ("So the answer to your question is 3.\n\nIs there anything else I can help you with?", "3", "conclusion"),
         # what comes after the answer as new questions of its own is not read
