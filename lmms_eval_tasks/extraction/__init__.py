@@ -17,7 +17,7 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
 
 1. Commitments, the places where a response states its answer:
      answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short
-     answer_statement  "the (correct|best|closest) answer/option is X"
+     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X"
      choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
      predicate         "X is correct", "X best describes the image", "the third image is more similar"
      boxed             \\boxed{X}
@@ -71,6 +71,11 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
                   closing_text: the response is one plain sentence that ends on that text, of two words or more
                   ("The point closest to the camera is Point C." where the options are "Point A" ... "Point D")
      capital      exactly one stand-alone capital option letter: "I think it's B"
+   then, when these name no committed letter, the option's content (`choice._by_content`): where the options are
+   Yes and No, the yes or no the answer opens with (yes_no_option: "No, the function is not convex."); where every
+   option is a number, the option whose value is the number `extract_number` reads, in a response that names no
+   bracketed letter and writes that number only once (value_option: "The perimeter of △OAB is 17.", withheld for
+   the judge: 7 of 7 right on the fitted samples, too few to commit);
    and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 
 How letters are recognised (`LETTER`, `_Reader._token`): "(b)", "[B]", "'B'", "option B" and a stand-alone

@@ -57,8 +57,10 @@ RULES = {
     "predicate": Rule(READING, False, 14, 13, "the response says {option} is correct"),
     "mention": Rule(READING, False, 53, 48, "the conclusion names only {option}"),
     "closing_text": Rule(READING, True, 49, 49, "the one sentence of the answer ends on the text of {option}"),
-    "conclusion_text": Rule(READING, False, 141, 130, "the conclusion gives only the text of {option}"),
+    "conclusion_text": Rule(READING, False, 136, 125, "the conclusion gives only the text of {option}"),
     "capital": Rule(READING, False, 1, 0, "the conclusion holds one capital letter, {option}"),
+    "yes_no_option": Rule(STRICT, True, 0, 0, "the answer opens with the Yes or No of {option}"),
+    "value_option": Rule(READING, False, 7, 7, "the number the answer gives is the value of {option}"),
     # yes/no and numbers
     "first_word": Rule(STRICT, False, None, None, "the answer opens with {option}"),
     "only_word": Rule(READING, False, None, None, "{option} is the only yes or no in the answer"),

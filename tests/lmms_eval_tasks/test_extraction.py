@@ -13,6 +13,7 @@ from lmms_eval_tasks.extraction import (
     extract_choice,
     extract_number,
     extract_yes_no,
+    prepare,
     strip_reasoning,
     tier_of,
 )
@@ -217,6 +218,38 @@ def test_numbers_stated_in_prose(response, number, rule):
 def test_numbers_not_committed_in_prose(response, reason):
     extraction = extract_number(response)
     assert (extraction.prediction, extraction.reason) == (None, reason)
+
+
+@pytest.mark.parametrize("response, letter", [("No, the function is not convex.", "B"),
+                                              ("Yes, Violet Red is less than Crimson.", "A")])
+def test_yes_or_no_options_are_answered_by_the_opening_yes_or_no(response, letter):
+    extraction = extract_choice(response, ["Yes", "No"])
+    assert (extraction.prediction, extraction.rule) == (letter, "yes_no_option")
+
+
+def test_a_value_option_is_read_from_the_number_given_and_withheld_for_the_judge():
+    extraction = extract_choice("The perimeter of △OAB is 17.", ["15", "17", "21", "27"])  # 7 of 7 right on M3CoT
+    assert (extraction.prediction, extraction.candidate, extraction.rule, extraction.reason) == (
+        None, "B", "value_option", "inconclusive")
+
+
+@pytest.mark.parametrize("response", ["Based on the image, Country 4 has a fiscal deficit of $4.",  # a label too
+                                      "The correct answer is (A) 2, (B) 3, (C) 0, (D) 4."])  # letters named
+def test_a_value_option_needs_the_value_alone(response):
+    assert extract_choice(response, ["4", "1", "2", "3"]).rule != "value_option"
+
+
+@pytest.mark.parametrize("response, letter", [("所以，∠AOB为48°，答案选项为D。", "D"), ("因此，答案是C（64）。", "C"),
+                                              ("正确答案是：D", "D"), ("答案:D", "D"),
+                                              ("The length of AB is 25 units. The correct option letter for this "
+                                               "question is C.", "C")])
+def test_answer_statements_in_chinese_and_naming_the_option_letter(response, letter):
+    extraction = extract_choice(response, ["6", "36", "64", "8"])
+    assert (extraction.prediction, extraction.rule) == (letter, "answer_statement")
+
+
+def test_a_chinese_character_is_spaced_from_the_latin_letter_after_it():
+    assert prepare("答案为D（64）") == "答案为 D(64)"
 
 
 def test_a_price_is_no_unclosed_formula():
