@@ -98,6 +98,14 @@ def test_the_numeric_dev_figures_are_those_recorded(numeric_dev):
 
 
 @needs_data
+def test_the_multiple_choice_dev_figures_are_those_recorded(mc_dev):
+    totals = mathvista.measures(mc_dev)
+    assert (totals["right"], totals["given"], totals["committed"], totals["withheld"]) == (118, 118, 129, 7)
+    assert (totals["gpt4_right"], totals["gpt4_given"]) == (124, 135)
+    assert set(mc_dev.answer_type) == {"choice_yes_no", "choice_values", "choice_text"}
+
+
+@needs_data
 def test_the_scorecard_shows_both_extractions(numeric_dev):
     card = mathvista.scorecard(numeric_dev, "numeric_dev_1")
     assert "authors' GPT-4 extraction" in card and "Per answer type" in card and "Per model" in card
