@@ -6,7 +6,8 @@ The repository holds keys and labels only, one item a line in tests/lmms_eval_ta
 <sample>.jsonl (that folder's README says how each sample was drawn):
   key       "mathvista:<run>/<pid>", the response of run <run> (../shared/data/mathvista/<run>.jsonl.gz) to <pid>
   expected  free form (LABELLING_NUMERIC.md): the number the response commits to as it states it ("14", "-0.5",
-            "3/4"), or a JSON list of numbers ("[2, 3]"); multiple choice (LABELLING.md): the letter of the listed
+            "3/4", a ratio "3:2"), a JSON list of numbers ("[2, 3]"), or the phrase of an answer that is no number
+            ("does not exist": committed, and no number read is right for it); multiple choice (LABELLING.md): the letter of the listed
             choice it commits to; null when it commits to none
   reason    null when expected is given; else why there is none (extraction_bench.real.LABEL_REASONS)
   note      the labeller's note, or null
@@ -92,8 +93,8 @@ def _label(record: object, kind: str, where: str) -> MathVistaLabel:
     if expected is not None:
         if kind == MULTIPLE_CHOICE and expected not in LETTERS:
             raise real.LabelError(f"{where}: field 'expected' {expected!r} is not an upper-case letter")
-        if kind == FREE_FORM and (not isinstance(expected, str) or _label_values(expected) is None):
-            raise real.LabelError(f"{where}: field 'expected' {expected!r} is not a number, a fraction or a JSON list of numbers")
+        if kind == FREE_FORM and (not isinstance(expected, str) or not expected.strip()):
+            raise real.LabelError(f"{where}: field 'expected' {expected!r} is not a non-empty string")
     if record["reason"] is not None and record["reason"] not in real.LABEL_REASONS:
         raise real.LabelError(f"{where}: field 'reason' is {record['reason']!r}, not one of {real.LABEL_REASONS}")
     return MathVistaLabel(key, expected, record["reason"], record["note"])
@@ -138,17 +139,18 @@ def load_records(runs: set[str], data: Path = DATA_FOLDER) -> dict[str, dict]:
 # ---------------------------------------------------------------- values
 
 def _value(text: str) -> float | None:
-    """A number as written: "14", "-0.5", "1,000", "3/4" (a fraction is its value)."""
+    """A number as written: "14", "-0.5", "1,000", "3/4" and "3:2" (a fraction or a ratio is its value)."""
     text = text.strip()
-    if "/" in text:
-        numerator, _, denominator = text.partition("/")
+    if "/" in text or ":" in text:
+        numerator, _, denominator = text.replace(":", "/").partition("/")
         top, bottom = parse_number(numerator), parse_number(denominator)
         return top / bottom if top is not None and bottom else None
     return parse_number(text)
 
 
 def _label_values(expected: str) -> tuple[float, ...] | None:
-    """A label's number as a one-tuple, or its JSON list's numbers; None when it is neither."""
+    """A label's number as a one-tuple, or its JSON list's numbers; None when it is neither (a phrase: the response
+    commits to an answer that is no number, "does not exist", which no number read is right for)."""
     if expected.lstrip().startswith("["):
         try:
             items = json.loads(expected)

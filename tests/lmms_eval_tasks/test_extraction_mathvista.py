@@ -35,8 +35,8 @@ def test_the_label_files_keep_their_format():
     [
         ('{"key": "mathvista:bard/1", "expected": "7"}', mathvista.FREE_FORM, "missing field 'reason'"),
         ('{"key": "bard/1", "expected": "7", "reason": null, "note": null}', mathvista.FREE_FORM, "field 'key'"),
-        ('{"key": "mathvista:bard/1", "expected": "seven", "reason": null, "note": null}', mathvista.FREE_FORM,
-         "not a number"),
+        ('{"key": "mathvista:bard/1", "expected": 7, "reason": null, "note": null}', mathvista.FREE_FORM,
+         "not a non-empty string"),
         ('{"key": "mathvista:bard/1", "expected": "b", "reason": null, "note": null}', mathvista.MULTIPLE_CHOICE,
          "not an upper-case letter"),
         ('{"key": "mathvista:bard/1", "expected": null, "reason": "inconclusive", "note": null}', mathvista.FREE_FORM,
@@ -68,7 +68,13 @@ def test_a_sample_name_says_its_kind():
         mathvista.sample_kind("long_dev_1")
 
 
-@pytest.mark.parametrize("read, labelled", [("17.6", "17.60"), ("0.75", "3/4"), ("1000", "1,000"), ("-2", "-2.0")])
+def test_a_phrase_label_is_an_answer_no_number_reads():
+    assert mathvista._label_values("does not exist") is None
+    assert not mathvista.same_values(mathvista._read_values("0", "integer"), mathvista._label_values("does not exist"))
+
+
+@pytest.mark.parametrize("read, labelled", [("17.6", "17.60"), ("0.75", "3/4"), ("1000", "1,000"), ("-2", "-2.0"),
+                                            ("1.5", "3:2")])
 def test_values_compare_as_numbers(read, labelled):
     assert mathvista.same_values(mathvista._read_values(read, "float"), mathvista._label_values(labelled))
 
