@@ -112,6 +112,25 @@ def test_the_multiple_choice_dev_figures_are_those_recorded(mc_dev):
 
 
 @needs_data
+@pytest.mark.parametrize("name, figures", [
+    # (right, read, committed, withheld), then the authors' GPT-4 extraction's (right, read): scored once, frozen rules
+    ("numeric_heldout_1", ((149, 156, 164, 0), (157, 173))),
+    ("mc_heldout_1", ((116, 116, 134, 12), (130, 143))),
+])
+def test_the_held_out_figures_are_those_recorded(name, figures):
+    totals = mathvista.measures(mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name)))
+    assert ((totals["right"], totals["given"], totals["committed"], totals["withheld"]),
+            (totals["gpt4_right"], totals["gpt4_given"])) == figures
+
+
+def test_two_readers_of_the_numeric_held_out_agree():
+    first = {label.key: label.expected for label in mathvista.load_sample("numeric_heldout_1")}
+    second = {label.key: label.expected for label in mathvista.load_sample("numeric_heldout_agreement_1")}
+    assert first.keys() == second.keys()
+    assert sum(first[key] == second[key] for key in first) == 254
+
+
+@needs_data
 def test_the_scorecard_shows_both_extractions(numeric_dev):
     card = mathvista.scorecard(numeric_dev, "numeric_dev_1")
     assert "authors' GPT-4 extraction" in card and "Per answer type" in card and "Per model" in card
