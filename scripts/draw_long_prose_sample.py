@@ -5,8 +5,8 @@ one JSON object a line, in --chunks files under --out, none of its items in an e
         --chunks 3 --out /tmp/labelling/long_heldout [--exclude /tmp/labelling/long_dev]
 
 --exclude names folders (or files) of earlier draws whose keys must not be drawn again; the keys of the label files
-in tests/lmms_eval_tasks/extraction_real and its long_prose/ folder are always excluded. The labellers follow LABELLING.md (multiple choice)
-or LABELLING_NUMERIC.md (free form) in that folder.
+in tests/lmms_eval_tasks/extraction_real and its long_prose/ and mathvista/ folders are always excluded. The
+labellers follow LABELLING.md (multiple choice) or LABELLING_NUMERIC.md (free form) in that folder.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for input_<k>.jsonl")
     parser.add_argument("--exclude", type=Path, nargs="*", default=[], help="earlier draws (folders or files)")
     args = parser.parse_args(argv)
-    exclude = _keys_in(real.LABELS_FOLDER) | _keys_in(real.LABELS_FOLDER / "long_prose")
+    exclude = set().union(*(_keys_in(real.LABELS_FOLDER / sub) for sub in ("", "long_prose", "mathvista")))
     for path in args.exclude:
         exclude |= _keys_in(path)
     drawn = long_prose.draw(args.kind, args.per_file, args.share, args.seed, exclude)

@@ -1,13 +1,16 @@
-"""Print the answer-extraction scorecard as Markdown: the labelled real M3CoT samples (dev and held-out) and
-the synthetic corpus.
+"""Print the answer-extraction scorecard as Markdown: the labelled real M3CoT samples (dev and held-out), the
+labelled MathVista samples and the synthetic corpus.
 
     python scripts/extraction_scorecard.py [--real m3cot_dev m3cot_heldout] [--synthetic] [--misses]
                                            [--data ../shared/data/m3cot]
+                                           [--mathvista numeric_dev_1 mc_dev_1] [--mathvista-data ../shared/data/mathvista]
                                            [--corpus tests/lmms_eval_tasks/extraction_corpus]
 
 Real samples: precision, coverage and abstention in all and per tier, rule, prompt, style and model (the text is
 read from --data; a sample is skipped, saying so, when the folder is absent). Synthetic corpus: per kind, rule and
-reason. --misses also lists every item read otherwise than labelled.
+reason. MathVista samples (extraction_bench.mathvista; those of its SAMPLES that are labelled): free-form numbers
+and multiple choice, precision and coverage in all, per answer type, rule and model, beside the MathVista authors'
+GPT-4 extraction and its agreement with ours. --misses also lists every item read otherwise than labelled.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from extraction_bench import real, synthetic
+from extraction_bench import mathvista, real, synthetic
 
 MISS_COLUMNS = {"real": ["id", "expected", "label_reason", "prediction", "candidate", "rule", "reason", "note"],
+                "mathvista": ["id", "expected", "label_reason", "prediction", "candidate", "rule", "reason", "gpt4_reading",
+                              "note"],
                 "synthetic": ["id", "expected", "label_reason", "prediction", "candidate", "rule", "reason", "known_miss"]}
 
 
@@ -32,6 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--real", nargs="*", default=list(real.SAMPLES),
                         help="real samples in tests/lmms_eval_tasks/extraction_real")
+    parser.add_argument("--mathvista", nargs="*", default=[name for name in mathvista.SAMPLES
+                                                           if (mathvista.LABELS_FOLDER / f"{name}.jsonl").exists()],
+                        help="MathVista samples in tests/lmms_eval_tasks/extraction_real/mathvista")
+    parser.add_argument("--mathvista-data", type=Path, default=mathvista.DATA_FOLDER,
+                        help="folder of the MathVista <run>.jsonl.gz")
     parser.add_argument("--synthetic", action=argparse.BooleanOptionalAction, default=True, help="the synthetic corpus")
     parser.add_argument("--data", type=Path, default=real.DATA_FOLDER, help="folder of the M3CoT <model>__<style>.jsonl.gz")
     parser.add_argument("--corpus", type=Path, default=synthetic.DEFAULT_FOLDER, help="folder of *.jsonl corpus files")
@@ -47,6 +57,17 @@ def main(argv: list[str] | None = None) -> None:
         print(real.scorecard(read, name))
         if args.misses:
             print(_misses(read, MISS_COLUMNS["real"]))
+        print()
+    for name in args.mathvista:
+        if not (mathvista.LABELS_FOLDER / f"{name}.jsonl").exists():
+            sys.exit(f"{mathvista.LABELS_FOLDER / name}.jsonl: no such sample")
+        if not args.mathvista_data.is_dir():
+            print(f"## {name}: skipped, no MathVista data at {args.mathvista_data}\n")
+            continue
+        read = mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name), args.mathvista_data)
+        print(mathvista.scorecard(read, f"MathVista {name}"))
+        if args.misses:
+            print(_misses(read, MISS_COLUMNS["mathvista"]))
         print()
     if args.synthetic:
         read = synthetic.read_corpus(synthetic.load_corpus(args.corpus))

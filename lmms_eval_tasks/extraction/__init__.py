@@ -17,7 +17,7 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
 
 1. Commitments, the places where a response states its answer:
      answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short
-     answer_statement  "the (correct|best|closest) answer/option is X"
+     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X"
      choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
      predicate         "X is correct", "X best describes the image", "the third image is more similar"
      boxed             \\boxed{X}
@@ -71,6 +71,11 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
                   closing_text: the response is one plain sentence that ends on that text, of two words or more
                   ("The point closest to the camera is Point C." where the options are "Point A" ... "Point D")
      capital      exactly one stand-alone capital option letter: "I think it's B"
+   then, when these name no committed letter, the option's content (`choice._by_content`): where the options are
+   Yes and No, the yes or no the answer opens with (yes_no_option: "No, the function is not convex."); where every
+   option is a number, the option whose value is the number `extract_number` reads, in a response that names no
+   bracketed letter and writes that number only once (value_option: "The perimeter of △OAB is 17.", withheld for
+   the judge: 7 of 7 right on the fitted samples, too few to commit);
    and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 
 How letters are recognised (`LETTER`, `_Reader._token`): "(b)", "[B]", "'B'", "option B" and a stand-alone
@@ -86,7 +91,16 @@ names the options without choosing: neither is a mention.
 
 Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
 answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
-answers abstain, and a lone option letter answering an open question is out_of_range.
+answers abstain, and a lone option letter answering an open question is out_of_range. A number is read, in this
+order, from an answer line or \\boxed{}, the whole response, a last line that is only a number (number_line), a
+closing calculation, a "final value" line or statement (final_value: MathVista's hint asks for it), an "answer is"
+statement, the last sentence when it states one result ("Therefore, the range is 250 - 31 = 219.", "There are
+five snowmen.", "So Tim needs $85."; conclusion), the one number the response states a result to be
+(stated_number), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
+response that neither refuses nor supposes; what follows the answer as new questions of its own ("Question: ...",
+a few-shot continuation) and closing courtesies are not read. A sentence that supposes ("If ...", "For example"),
+refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T") or a change
+without its sign ("a decrease of $1.00") states no result, and a response cut inside a formula is truncated.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

@@ -8,10 +8,12 @@ from .admission import Extraction, _committed, abstain
 from .guards import Guards
 from .locate import Locating, _settle
 from .normalise import prepare, without_option_echo
+from .open_answers import extract_number, extract_yes_no
 from .options import OptionReading
 from .readings import Token
 from .vocabulary import (
     BOTH_OR_EITHER,
+    BRACKETED_LETTER,
     BRACKET_LIST,
     FUNCTION_WORDS,
     LABELLED,
@@ -22,6 +24,7 @@ from .vocabulary import (
     _discriminating_words,
     _named_letters,
     _words,
+    parse_number,
 )
 
 
@@ -65,9 +68,45 @@ class _Reader(Locating, Guards, OptionReading):
                       if (tok := self.token_at(BOTH_OR_EITHER.match(text, s, e).end(), e)) is not None}
 
 
+# What a response without a committed letter may still answer by an option's content: the readings of the conclusion
+# (extraction.locate's without_commitment), not a stated letter or a guard's.
+CONCLUSION_RULES = frozenset({"mention", "conclusion_text", "closing_text", "capital", "no_option"})
+OPTION_VALUE = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*(?:°|%|[a-zA-Z]{1,3}\d?)?\s*")  # "45°", "5 cm", "0.33%"
+
+
+def _by_content(response: str, options: list[str], letters: list[str]) -> Extraction | None:
+    """Where the options are Yes and No, the yes or no the response opens with ("No, the function is not convex.");
+    where every option is a number, the option whose value is the number the response gives ("The perimeter of
+    △OAB is 17."), in a response that writes no bracketed letter and that number nowhere else: the letter of that
+    option (rules yes_no_option, value_option); None otherwise."""
+    lowered = [option.strip().lower() for option in options]
+    if sorted(lowered) == ["no", "yes"]:
+        said = extract_yes_no(response)
+        if said.found and said.rule == "first_word":
+            return Extraction(letters[lowered.index(said.prediction.lower())], "option_text", "yes_no_option")
+        return None
+    values = [OPTION_VALUE.fullmatch(option) for option in options]
+    text = prepare(response)
+    if not all(values) or BRACKETED_LETTER.search(text):  # a response that names letters is read by its letters
+        return None
+    number = extract_number(response)
+    read = parse_number(number.prediction) if number.found else None
+    if read is None or sum(parse_number(n) == read for n in NUMBER.findall(text)) > 1:  # "Country 4 ... $4": which?
+        return None
+    matching = [letter for letter, value in zip(letters, values) if float(value.group(1)) == read]
+    return Extraction(matching[0], "option_text", "value_option") if len(matching) == 1 else None
+
+
 def extract_choice(response: str, options: list[str], letters: list[str] | None = None) -> Extraction:
     """The option letter a free-text response to a multiple-choice question chooses (see the package docstring)."""
     letters = letters or [chr(ord("A") + i) for i in range(len(options))]
+    read = _extract_choice(response, options, letters)
+    if not read.found and read.rule in CONCLUSION_RULES and (by_content := _by_content(response, options, letters)):
+        return _committed(by_content, cut=False)
+    return read
+
+
+def _extract_choice(response: str, options: list[str], letters: list[str]) -> Extraction:
     text = prepare(response)
     if not text:
         return abstain("empty", "empty")

@@ -16,6 +16,7 @@ BOLD_LETTER = re.compile(r"(\*\*|__)[ \t]*\(?([A-Za-z])\)?[ \t]*\1")  # "**B**" 
 EMPHASIS = re.compile(r"\*\*|__|`+|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
 LINE_DECORATION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*•][ \t]+)", re.MULTILINE)
 SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
+CJK_BEFORE_LATIN = re.compile(r"([\u3400-\u9fff])(?=[A-Za-z0-9(])")
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -31,7 +32,8 @@ def strip_reasoning(response: str) -> str:
 def prepare(response: str) -> str:
     """The response without reasoning blocks, full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
     markdown emphasis and line decoration (headings, bullets, quotes) removed, curly quotes made straight;
-    a bold letter ("**B**") becomes a bracketed one."""
+    a bold letter ("**B**") becomes a bracketed one, and a Chinese character is spaced from a Latin letter, digit
+    or bracket after it ("答案为D" is "答案为 D")."""
     text = SPECIAL_TOKENS.sub(" ", unicodedata.normalize("NFKC", strip_reasoning(response)).translate(QUOTES))
     text = LATEX_FRACTION.sub(r"(\1)/(\2)", text)
     text = BOXED.sub(lambda m: f"{BOX_OPEN}{m.group(1)}{BOX_CLOSE}", text)
@@ -39,6 +41,7 @@ def prepare(response: str) -> str:
         text = LATEX_WRAPPER.sub(r"\1", text)
     text = LATEX_DELIMITER.sub(" ", text)
     text = EMPHASIS.sub("", BOLD_LETTER.sub(r"(\2)", text))
+    text = CJK_BEFORE_LATIN.sub(r"\1 ", text)  # "答案选项为D": the letter stands alone, as after a space
     return LINE_DECORATION.sub("", text).strip()
 
 

@@ -6,7 +6,7 @@ import re
 
 from .admission import Extraction, abstain
 from .locate import _settle
-from .normalise import BOX_CLOSE, BOX_OPEN, final_answer_segment, prepare
+from .normalise import BOX_CLOSE, BOX_OPEN, SPECIAL_TOKENS, final_answer_segment, prepare
 from .readings import Commitment, Reading
 from .vocabulary import (
     ANSWER_HEADING,
@@ -89,6 +89,47 @@ def extract_yes_no(response: str) -> Extraction:
 ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)\s*([^\n]+)", re.IGNORECASE)
 FRACTION = re.compile(r"\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?\s*/\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?")
 NUMBER_HEDGE = re.compile(r"(?i)\b(?:or|between|either)\b|\d\s*(?:to|-|–)\s*\d")
+# "Final value: 36", "The final value is 4", "final integer value: 37": MathVista's hint asks for "the final value".
+FINAL_VALUE = re.compile(r"(?i)\bfinal\s+(?:\w+\s+)?(?:value|answer|result)\s*(?:is|:|=)\s*([^\n]+)")
+# A worked answer that goes on with new questions of its own (few-shot examples continued): only the first counts.
+CONTINUATION = re.compile(r"\n[ \t]*(?:Question|Q)[ \t]*:")
+# Closing courtesies after the answer ("Is there anything else I can help you with?").
+COURTESY_SENTENCE = re.compile(r"(?im)(?:(?<=[.!?])[ \t]+|^[ \t]*)(?:is\s+there\s+anything|i\s+hope\s+this|hope\s+this\s+helps|"
+                               r"let\s+me\s+know\s+if|please\s+let\s+me\s+know|feel\s+free\s+to)\b")
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence that supposes or illustrates rather than concludes ("If the shape is 10 squares, ...", "For example").
+HYPOTHETICAL = re.compile(r"(?i)\b(?:if|for\s+example|for\s+instance|e\.g|suppose|supposing|let's\s+say|would|could|might|"
+                          r"depends?|depending)\b")
+# What says no number can be given: a refusal, a lack of information, the answer left open.
+NO_NUMBER = re.compile(r"(?i)\b(?:cannot|can't|can\s+not|unable|impossible|not\s+possible|insufficient|not\s+enough|"
+                       r"(?:does|do|did)\s+not\s+(?:provide|give|include|contain|show|specify|mention)|doesn't\s+(?:provide|give|"
+                       r"include|contain|show|specify|mention)|no\s+(?:information|data|way)|without\s+(?:the|any|more|additional|"
+                       r"specific|further|knowing)|need\s+(?:more|additional|further)\s+(?:information|data|details|context))\b")
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
+NUMBER_OR_WORD = rf"(?P<number>{NUMBER.pattern}|\b(?:{'|'.join(NUMBER_WORDS)})\b(?!\s+of\b))"
+# A number stated as what something is: after "is", "are", "was", "=" (an adverb such as "approximately" between).
+STATED_NUMBER = re.compile(
+    r"(?i)(?P<verb>\b(?:is|are|was|were|be|equals?|equal\s+to|(?:simplifies|comes|amounts|works\s+out)\s+to|"
+    r"(?:has|have|had)\s+an?\s+(?:\w+\s+){0,2}?of)\b[ \t]*:?|=)"
+    r"[ \t]*(?:(?:approximately|approx\.|about|around|roughly|nearly|almost|likely|only|just|exactly|precisely|"
+    rf"a\s+total\s+of|a\s+value\s+of|~|≈)[ \t]*)*{NUMBER_OR_WORD}"
+)
+CLAUSE_END = re.compile(r"[,;]\s|\s(?:and|but|with|while|which|so)\s")
+# A number that bounds or compares rather than answers: "more than 7", "at least 0", "exactly 56 boxes", "rise of 2.0 K".
+COMPARED_BEFORE = re.compile(r"(?i)\b(?:than|least|most|over|under|above|below|exceeds?|exceeding)\s*\W?\s*$")
+BOUND_BEFORE = re.compile(r"(?i)\b(?:than|least|most|exactly|of|over|under|above|below|exceeds?|exceeding|by)\s*\W?\s*$")
+RANGE_AFTER = re.compile(r"(?i)\s*(?:-|–|to|or)\s*(?:\d|infinity|$)|\s*[-–]\W*$")
+EXPRESSION_AFTER = re.compile(r"^[^=]*?\s[-+×*/]\s*\(?\s*(?:[^=]*\d|[A-Za-z]\b)")  # "52 km/h + (negative of 78)", "1.33 × T"
+CONNECTIVE = re.compile(r"(?i)\b(?:therefore|thus|hence|consequently)\b,?|(?:^|,|\band)\s*\bso\b,?")
+# A result stated as a range ("The range is from 6 to 10", "it lies between 10 and 12"), not "between 2014 and 2015".
+RANGE_IN = re.compile(r"(?i)\b(?:is|are|was|were|be|lies|lie|ranges?|ranging)\s+(?:\w+\s+)?(?:from|between)\s+\W*\d[\d.,]*\S*"
+                      r"\s+(?:to|and|-)\s+\W*\d")
+UNCLOSED_MATH = re.compile(r"\$[^$\n]*[^.!?)\s$]\s*$")  # "... is $0.0": cut inside a formula
+LATEX_MATH = re.compile(r"\$[^$]*\\[a-zA-Z]+[^$]*\$")  # a formula with a command: "$ \\frac{1}{2} $"
+SIGN_WORDS = re.compile(r"(?i)\b(?:decrease|decline|drop|fall|reduction|loss|increase|rise|gain|growth)\s+of\s*$")
+SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|\\times|\*)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")
 
 
 def _number_in(segment: str, rule: str) -> Extraction | None:
@@ -108,12 +149,107 @@ def _number_in(segment: str, rule: str) -> Extraction | None:
     return Extraction(numbers[0].replace(",", ""), "numeric", rule)
 
 
+def _cut_in_formula(response: str) -> bool:
+    """The response writes LaTeX formulas and stops inside one ("... the relative increase is $0.0"); a "$" of a
+    price ("Answer: $120") is no formula."""
+    text = SPECIAL_TOKENS.sub("", response).rstrip()
+    return text.count("$") % 2 == 1 and bool(LATEX_MATH.search(text)) and bool(UNCLOSED_MATH.search(text))
+
+
+def _first_answer(text: str) -> str:
+    """The text before a continuation with new questions of its own ("...is 85.\n\nQuestion: How many ...") and
+    before closing courtesies ("I hope this helps. Let me know if ...")."""
+    cut = CONTINUATION.search(text)
+    text = text[: cut.start()].rstrip() if cut else text
+    courtesy = COURTESY_SENTENCE.search(text)
+    return text[: courtesy.start()].rstrip() if courtesy and courtesy.start() else text
+
+
+def _conclusion(text: str) -> str:
+    """The last sentence."""
+    sentences = [s for s in SENTENCE_SPLIT.split(text) if s.strip()]
+    return sentences[-1] if sentences else ""
+
+
+def _answers(sentence: str) -> set[str] | None:
+    """The numbers a sentence states as results; None when one of them is left open ("from 6 to 10", "0-")."""
+    stated = [m for m in STATED_NUMBER.finditer(sentence) if not SIGN_WORDS.search(sentence[: m.start("number")])]
+    if any(not m.group("verb").startswith("=") for m in stated):  # "... at r=2.00 is 218000": the statement, not the working
+        stated = [m for m in stated if not m.group("verb").startswith("=")]
+    values = set()
+    for m in stated:
+        word = m.group("number").lower()
+        if word in NUMBER_WORDS:
+            values.add(NUMBER_WORDS[word])
+            continue
+        clause_end = CLAUSE_END.search(sentence, m.end())
+        segment = sentence[m.start("number") : clause_end.start() if clause_end else len(sentence)]
+        if "=" not in segment and RANGE_AFTER.match(sentence, m.end("number")):
+            return None
+        if "=" not in segment and EXPRESSION_AFTER.match(segment):
+            continue
+        found = _number_in(segment, "conclusion")
+        if found is None or not found.found:
+            return None
+        values.add(found.prediction)
+    return values
+
+
+def _stated_numbers(text: str) -> set[str] | None:
+    """The numbers the sentences of a text state results to be; None when one of them leaves a number open."""
+    stated = set()
+    for sentence in SENTENCE_SPLIT.split(text):
+        values = None if RANGE_IN.search(sentence) else _answers(sentence)
+        if values is None:
+            return None
+        stated |= values
+    return stated
+
+
+def _unbound(text: str) -> list[re.Match]:
+    """The numbers of a text but those that bound or compare ("more than 7", "a rise of 2.0 K")."""
+    return [m for m in NUMBER.finditer(text) if not BOUND_BEFORE.search(text[: m.start()])]
+
+
+def _unbound_numbers(text: str) -> set[str]:
+    return {m.group().replace(",", "") for m in _unbound(text)}
+
+
+def _stated_number(sentence: str) -> Extraction | None:
+    """The one number a concluding sentence gives ("Therefore, the range is 250 - 31 = 219.", "There are five
+    snowmen.", "So Tim needs $85."), after its last "therefore" or "so" if it has one: the one it states something
+    to be, else its only number but those that compare ("more than 7"); None when it gives none, several different ones, a range or an
+    expression, supposes or refuses, or gives a change without its sign ("a decrease of 1.00")."""
+    if HYPOTHETICAL.search(sentence) or NO_NUMBER.search(sentence) or REFUSAL.search(sentence) or RANGE_IN.search(sentence):
+        return None
+    connective = list(CONNECTIVE.finditer(sentence))
+    after = sentence[connective[-1].end() :] if connective else sentence  # "Since there are 6 racks ..., so 3 ..."
+    if (values := _answers(after)) is None:
+        return None
+    if not values and connective:  # "So Tim needs $85.": the only number after "so"
+        given = [m for m in NUMBER.finditer(after) if not COMPARED_BEFORE.search(after[: m.start()])]
+        values = {m.group().replace(",", "") for m in given}
+        if any(EXPRESSION_AFTER.match(after[m.start() :]) for m in given):
+            return None
+        if any(SIGN_WORDS.search(after[: m.start()]) for m in NUMBER.finditer(after)) or any(
+                RANGE_AFTER.match(after, m.end()) for m in NUMBER.finditer(after)):
+            return None
+    return Extraction(values.pop(), "numeric", "conclusion") if len(values) == 1 else None
+
+
 def extract_number(response: str) -> Extraction:
     """A number: from the last 'Answer:' line or \\boxed{}, else the whole response if it is one number (units
-    allowed), else the last 'answer is/=' statement, else the only distinct number in the response."""
-    text = prepare(response).replace("\u2212", "-")  # the typographic minus sign
+    allowed), else a last line that is only a number, a closing calculation, a "final value" or 'answer is/='
+    statement, a concluding sentence that states one number, else the only distinct number in a response that
+    neither refuses nor supposes. What a response adds after its answer as new questions of its own is not read."""
+    response = SCIENTIFIC.sub(lambda m: repr(float(f"{m.group(1)}e{m.group(2).replace('−', '-')}")), response)
+    response = re.sub(r"([-\u2212])\s*\$(?=\s*\d)", r"\1", response)  # "-$2" is -2 once "$" is blanked
+    response = re.sub(r"\\(?:cdot|times)\b", " × ", response)  # a product, which prepare would blank
+    text = _first_answer(prepare(response).replace("\u2212", "-"))  # the typographic minus sign
     if not text:
         return abstain("empty", "empty")
+    if _cut_in_formula(response) and text == prepare(response):
+        return abstain("unfinished", "truncated")
     boxed = re.findall(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", text)
     for segment, rule in ((final_answer_segment(text), "answer_line"), (boxed[-1] if boxed else None, "answer_statement")):
         if segment is not None and (found := _number_in(segment, rule)) is not None:
@@ -123,19 +259,37 @@ def extract_number(response: str) -> Extraction:
         return Extraction(whole.group(1).replace(",", ""), "numeric", "whole")
     if re.fullmatch(r"\W*" + FRACTION.pattern + r"\W*", text):
         return _number_in(text, "whole")
+    last_line = text.rsplit("\n", 1)[-1]
+    if "\n" in text and (line := re.fullmatch(r"[^\w+\-.]*(" + NUMBER.pattern + r")\s*[%°\w]{0,12}\W*", last_line)):
+        return Extraction(line.group(1).replace(",", ""), "numeric", "number_line")
     calculation = re.search(r"=\s*(" + NUMBER.pattern + r")\s*[%°a-zA-Z²³]{0,12}\W*$", text)
     steps = text.split("=")[1:-1]  # what stands between the signs of "perimeter = 4 × 7 = 28"
-    if calculation and not any(re.search(r"[,;\n]", step) for step in steps):  # not "x = 4, y = 5"
+    if calculation and not any(re.search(r"[,;\n]", step) for step in steps) and not HYPOTHETICAL.search(_conclusion(text)):
         return Extraction(calculation.group(1).replace(",", ""), "numeric", "calculation")
+    final_values = FINAL_VALUE.findall(text)
+    if final_values and ("=" in final_values[-1] or not EXPRESSION_AFTER.match(final_values[-1])) and (
+            found := _number_in(final_values[-1], "final_value")) is not None:  # not "is 52 + (-78), which ..."
+        return found
     statements = ANSWER_IS.findall(text)
     if statements and (found := _number_in(statements[-1], "answer_statement")) is not None:
         return found
+    if (found := _stated_number(_conclusion(text))) is not None:
+        return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
-    if len(numbers) == 1:
-        return Extraction(numbers.pop(), "numeric", "only_number")
-    if numbers:
+    refuses = REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text)
+    unbound = _unbound_numbers(text)
+    if not refuses and not HYPOTHETICAL.search(text):
+        stated = _stated_numbers(text)
+        if stated is not None and len(stated) == 1:
+            return Extraction(stated.pop(), "numeric", "stated_number")
+        uncompared = [m for m in NUMBER.finditer(text) if not COMPARED_BEFORE.search(text[: m.start()])]
+        if ({m.group().replace(",", "") for m in uncompared} == unbound and len(unbound) == 1  # "greater than 0.4% in 3 years"
+                and not EXPRESSION_AFTER.match(text[uncompared[-1].start() :])  # not "1.33 × T"
+                and not any(RANGE_AFTER.match(text, m.end()) for m in uncompared)):  # not "0 to infinity"
+            return Extraction(unbound.pop(), "numeric", "only_number")
+    if numbers and not refuses:
         return abstain("number", "hedge" if NUMBER_HEDGE.search(text) and len(numbers) == 2 else "no_answer")
-    return abstain("number", "refusal" if REFUSAL.search(text) or UNCERTAIN.search(text) else "no_answer")
+    return abstain("number", "refusal" if refuses else "no_answer")
 
 
 LONE_LETTER = re.compile(r"\W*(?:(?i:option|choice)\s*)?\(?([A-Z])\)?[\W]*")

@@ -101,7 +101,8 @@ VERDICT_TRIGGER = re.compile(r"(?im)^[ \t]*(?:\d+\.[ \t]*)?(?:final[ \t]+)?(?:co
 ANSWER_HEADING = re.compile(r"(?im)^[ \t]*(?:the\s+)?(?:final\s+|correct\s+)?answers?[ \t]*$")
 QUALIFIED_TRIGGER = re.compile(
     rf"(?i)\b{QUALIFIER}\s+(?:option|choice|letter|selection|one|match|description|statement|image|picture|figure|"
-    rf"point|box|sequence|graph|diagram|shape|caption)s?\b{CONNECTIVE}"
+    rf"point|box|sequence|graph|diagram|shape|caption)s?\b(?:\s+letter)?(?:\s+(?:to|for)\s+(?:this|the)\s+(?:question|problem))?"
+    rf"{CONNECTIVE}"
 )
 MY_TRIGGER = re.compile(rf"(?i)\bmy\s+(?:final\s+|best\s+)?(?:choice|pick|selection|guess|vote|prediction|response){CONNECTIVE}")
 CHOOSE_TRIGGER = re.compile(
@@ -115,7 +116,10 @@ CONCLUDE_TRIGGER = re.compile(
     r"(?im)(?:^|(?<=[.!?;:,])[ \t]+)[ \t]*(?:so|thus|therefore|hence|consequently|accordingly)\b[ \t]*,?[ \t]*"
     r"(?:it(?:'s|\s+is|\s+must\s+be|\s+should\s+be|\s+would\s+be)[ \t]+)?"
 )
-STATEMENT_RULES = ((ANSWER_TRIGGER, "answer_statement"), (QUALIFIED_TRIGGER, "answer_statement"), (MY_TRIGGER, "choice_statement"),
+# The same in Chinese, which some models answer MathVista's geometry questions in: "答案是C（64）", "答案:D",
+# "正确答案是：D", "答案选项为D" ("the (correct) answer (option) is ...").
+ANSWER_TRIGGER_ZH = re.compile(r"(?:正确)?答案(?:选项)?[ \t]*(?:(?:应该|应)?(?:是|为)[ \t]*[:：]?|[:：])[ \t]*")
+STATEMENT_RULES = ((ANSWER_TRIGGER, "answer_statement"), (ANSWER_TRIGGER_ZH, "answer_statement"), (QUALIFIED_TRIGGER, "answer_statement"), (MY_TRIGGER, "choice_statement"),
                    (CHOOSE_TRIGGER, "choice_statement"), (CONCLUDE_TRIGGER, "so_statement"), (VERDICT_TRIGGER, "verdict"),
                    (ANSWER_HEADING, "verdict"))
 # What follows a letter that states it is the answer: "B is correct", "(B) is the best answer", "A best describes".

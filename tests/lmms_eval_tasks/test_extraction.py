@@ -13,6 +13,7 @@ from lmms_eval_tasks.extraction import (
     extract_choice,
     extract_number,
     extract_yes_no,
+    prepare,
     strip_reasoning,
     tier_of,
 )
@@ -155,6 +156,104 @@ def test_fractions_boxes_and_a_closing_calculation(response, number):
 def test_numbers_refuse_ambiguity(response, reason):
     extraction = extract_number(response)
     assert (extraction.prediction, extraction.reason) == (None, reason)
+
+
+@pytest.mark.parametrize(
+    "response, number, rule",
+    [
+        # MathVista's hint asks for "the final value": its line or statement is the answer (issue 31 item 5)
+        ("Step 1: 5 + 2 = 7 apples.\n\nFinal value: 36", "36", "final_value"),
+        ("* The average increase is 4.5%.\n\nThe final value is: 4", "4", "final_value"),
+        # the last sentence states the result
+        ("The width is 20 cm.\n\nTherefore, the estimated area is 368,740 cm^2.", "368740", "conclusion"),
+        ("There are five snowmen in the image.", "5", "conclusion"),
+        ("The smallest individual bar in the whole chart has a value of 1.", "1", "conclusion"),
+        ("The age gap is 13 years, with the younger man being 13 years old and the older 26.", "13", "conclusion"),
+        ("So Tim needs $85.", "85", "conclusion"),  # after "so", its only number
+        ("Since there are 6 racks in total, 0 ties are on 3 of them, and therefore 3 racks have at least 0 ties.", "3",
+         "conclusion"),  # only what follows "therefore", and "at least 0" bounds
+        ("The final value is 52 km/h + (negative of 78 km/h), which simplifies to 12 km/h.", "12", "conclusion"),
+        ("The rate of change is -$2 per day.", "-2", "conclusion"),
+        ("So, the rate of change between 2014 and 2015 is \\(-1\\) employees per year.", "-1", "conclusion"),  # no range
+        ("Therefore, the greatest number of people received a score of 8.", "8", "conclusion"),
+        ("Therefore, the magnitude of the field is **2.18x10^5** N/C.", "218000.0", "conclusion"),
+        ("So the answer to your question is 3.\n\nIs there anything else I can help you with?", "3", "conclusion"),
+        # what comes after the answer as new questions of its own is not read
+        ("The answer is: 2\n\nQuestion: How many apples are there?\nSolution: 3 + 3 + 3 = 9 apples.", "2",
+         "answer_statement"),
+        # a last line that is only a number
+        ("* So there were 9 objects, 6 subtracted.\n\n3", "3", "number_line"),
+        # the one number the response states a result to be, the rest explaining it
+        ("The maximum rating is **70**. It is reached in the year **2009**.\n\nI hope this answers your question.",
+         "70", "stated_number"),
+        # the only number that is not a bound of the question's
+        ("The percentage is greater than 0.4% in 3 years.", "3", "only_number"),
+    ],
+)
+def test_numbers_stated_in_prose(response, number, rule):
+    extraction = extract_number(response)
+    assert (extraction.prediction, extraction.rule) == (number, rule)
+
+
+@pytest.mark.parametrize(
+    "response, reason",
+    [
+        ("Final value: N/A", "refusal"),
+        ("For example, if the smallest segment is 2 units and the largest 5, the ratio would be 2/5 = 0.40.", "no_answer"),
+        ("If the shape is made up of 10 unit squares, then the area of the shape is 10 square units.", "no_answer"),
+        ("The range of the numbers is from 6 to 10, with the exception of Friday, which is 5.", "no_answer"),
+        ("Therefore, the range is 0 to infinity, or 0-.", "no_answer"),
+        ("The rate of change between Wednesday and Thursday is a decrease of $1.00 per day.", "no_answer"),  # no sign
+        ("Therefore, the voltage across RL is 4.5V, and the current across RL is 2.1A.", "no_answer"),  # two results
+        ("Count the objects preferred by more than 7 people. The final answer will be the total count.", "no_answer"),
+        ("Predict the relative increase based on a temperature rise of 2.0 K.", "no_answer"),
+        ("The taxi driver drove a total of 1,200 miles in January and 1,500 miles in April.", "no_answer"),
+        ("To determine the number of shipments that had exactly 56 boxes, we need more information.", "refusal"),
+        ("The question does not provide enough information to determine the value of f(0).", "refusal"),
+        ("Hence the time is approximately equal to $1.33 \\cdot T$.", "no_answer"),  # a product, not a value
+        ("The image shows a grid of 16 blocks, each 2 meters long.\n\nQuestion: What is the height?\n\nAnswer: The height is 32 meters.", "no_answer"),
+        ("We get $ \\frac{12}{290} = 0.067 $\n\nTherefore, the relative increase is $0.0", "truncated"),
+    ],
+)
+def test_numbers_not_committed_in_prose(response, reason):
+    extraction = extract_number(response)
+    assert (extraction.prediction, extraction.reason) == (None, reason)
+
+
+@pytest.mark.parametrize("response, letter", [("No, the function is not convex.", "B"),
+                                              ("Yes, Violet Red is less than Crimson.", "A")])
+def test_yes_or_no_options_are_answered_by_the_opening_yes_or_no(response, letter):
+    extraction = extract_choice(response, ["Yes", "No"])
+    assert (extraction.prediction, extraction.rule) == (letter, "yes_no_option")
+
+
+def test_a_value_option_is_read_from_the_number_given_and_withheld_for_the_judge():
+    extraction = extract_choice("The perimeter of △OAB is 17.", ["15", "17", "21", "27"])  # 7 of 7 right on M3CoT
+    assert (extraction.prediction, extraction.candidate, extraction.rule, extraction.reason) == (
+        None, "B", "value_option", "inconclusive")
+
+
+@pytest.mark.parametrize("response", ["Based on the image, Country 4 has a fiscal deficit of $4.",  # a label too
+                                      "The correct answer is (A) 2, (B) 3, (C) 0, (D) 4."])  # letters named
+def test_a_value_option_needs_the_value_alone(response):
+    assert extract_choice(response, ["4", "1", "2", "3"]).rule != "value_option"
+
+
+@pytest.mark.parametrize("response, letter", [("所以，∠AOB为48°，答案选项为D。", "D"), ("因此，答案是C（64）。", "C"),
+                                              ("正确答案是：D", "D"), ("答案:D", "D"),
+                                              ("The length of AB is 25 units. The correct option letter for this "
+                                               "question is C.", "C")])
+def test_answer_statements_in_chinese_and_naming_the_option_letter(response, letter):
+    extraction = extract_choice(response, ["6", "36", "64", "8"])
+    assert (extraction.prediction, extraction.rule) == (letter, "answer_statement")
+
+
+def test_a_chinese_character_is_spaced_from_the_latin_letter_after_it():
+    assert prepare("答案为D（64）") == "答案为 D(64)"
+
+
+def test_a_price_is_no_unclosed_formula():
+    assert extract_number("So the total is 120 dollars.\nAnswer: $120").prediction == "120"
 
 
 @pytest.mark.parametrize("response", ["A", "(B)", "Answer: C", "The answer is D."])

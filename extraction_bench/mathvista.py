@@ -1,0 +1,327 @@
+"""MathVista answers labelled by reading (issue 31 item 5): free-form answers (integer, float, list) and multiple
+choice, read by our extraction and, beside it, by the MathVista authors' GPT-4 extraction (their `extraction` field:
+a baseline, not the truth).
+
+The repository holds keys and labels only, one item a line in tests/lmms_eval_tasks/extraction_real/mathvista/
+<sample>.jsonl (that folder's README says how each sample was drawn):
+  key       "mathvista:<run>/<pid>", the response of run <run> (../shared/data/mathvista/<run>.jsonl.gz) to <pid>
+  expected  free form (LABELLING_NUMERIC.md): the number the response commits to as it states it ("14", "-0.5",
+            "3/4", a ratio "3:2"), a JSON list of numbers ("[2, 3]"), or the phrase of an answer that is no number
+            ("does not exist": committed, and no number read is right for it); multiple choice (LABELLING.md): the letter of the listed
+            choice it commits to; null when it commits to none
+  reason    null when expected is given; else why there is none (extraction_bench.real.LABEL_REASONS)
+  note      the labeller's note, or null
+A sample whose name starts with "numeric" is free form, one that starts with "mc" is multiple choice. The scorecard
+groups free-form answers by MathVista's answer_type and multiple choice by its choices (choices_kind: yes/no,
+values, text).
+
+How an answer is read: free form by `scoring.extract` of the question MathVista's adapter makes (integer and float:
+`extract_number`; list: `extract_answer_part`), multiple choice by `extract_choice` over the listed choices. A
+prediction is right when it is the labelled number (the same value: "17.6" is "17.60", "0.75" is "3/4"; a list, the
+same values in order) or the labelled letter. The authors' extraction is read the same way: a free-form one that is
+a number (a list of numbers), and a multiple-choice one that is a choice's letter or exactly a choice's text; any
+other (their "N/A", a sentence) gives no answer. Their `prediction` field maps every multiple-choice extraction to the
+most similar choice, so it always names one: it is not what their extraction read, and is not used here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from lmms_eval_tasks.extraction import NUMBER, extract_choice, parse_number
+from lmms_eval_tasks.question import LETTERS, NUMERIC, Question
+from lmms_eval_tasks.scoring import extract
+
+from . import long_prose, real
+
+LABELS_FOLDER = real.LABELS_FOLDER / "mathvista"
+DATA_FOLDER = long_prose.MATHVISTA_FOLDER
+FREE_FORM, MULTIPLE_CHOICE = "free_form", "multiple_choice"
+SAMPLE_KINDS = {"numeric": FREE_FORM, "mc": MULTIPLE_CHOICE}  # by the sample name's first word
+SAMPLES = ("numeric_dev_1", "mc_dev_1", "numeric_heldout_1", "mc_heldout_1")
+FIELDS = ("key", "expected", "reason", "note")
+NUMERIC_TYPES = ("integer", "float", "list")
+
+
+def sample_kind(name: str) -> str:
+    kind = SAMPLE_KINDS.get(name.split("_")[0])
+    if kind is None:
+        raise real.LabelError(f"{name}: a MathVista sample's name starts with one of {sorted(SAMPLE_KINDS)}")
+    return kind
+
+
+@dataclass(frozen=True)
+class MathVistaLabel:
+    key: str
+    expected: str | None
+    reason: str | None
+    note: str | None
+
+    @property
+    def run(self) -> str:
+        return self.key.split(":", 1)[1].rsplit("/", 1)[0]
+
+    @property
+    def pid(self) -> str:
+        return self.key.rsplit("/", 1)[1]
+
+    @property
+    def model(self) -> str:
+        """The model that wrote it: the run without its prompt suffixes ("gpt4_2shot_solution" is gpt4)."""
+        return self.run.split("_2shot")[0]
+
+
+def _label(record: object, kind: str, where: str) -> MathVistaLabel:
+    if not isinstance(record, dict):
+        raise real.LabelError(f"{where}: not a JSON object")
+    for field in FIELDS:
+        if field not in record:
+            raise real.LabelError(f"{where}: missing field '{field}'")
+    key = record["key"]
+    if not isinstance(key, str) or not key.startswith(f"{long_prose.MATHVISTA}:") or "/" not in key:
+        raise real.LabelError(f"{where}: field 'key' {key!r} is not 'mathvista:<run>/<pid>'")
+    if (record["expected"] is None) == (record["reason"] is None):
+        raise real.LabelError(f"{where}: exactly one of fields 'expected' and 'reason' must be null")
+    expected = record["expected"]
+    if expected is not None:
+        if kind == MULTIPLE_CHOICE and expected not in LETTERS:
+            raise real.LabelError(f"{where}: field 'expected' {expected!r} is not an upper-case letter")
+        if kind == FREE_FORM and (not isinstance(expected, str) or not expected.strip()):
+            raise real.LabelError(f"{where}: field 'expected' {expected!r} is not a non-empty string")
+    if record["reason"] is not None and record["reason"] not in real.LABEL_REASONS:
+        raise real.LabelError(f"{where}: field 'reason' is {record['reason']!r}, not one of {real.LABEL_REASONS}")
+    return MathVistaLabel(key, expected, record["reason"], record["note"])
+
+
+def load_labels(path: Path, kind: str) -> list[MathVistaLabel]:
+    """The labels of one sample file, in file order; every key once."""
+    labels, seen = [], {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            label = _label(json.loads(line), kind, where)
+        except json.JSONDecodeError as error:
+            raise real.LabelError(f"{where}: not valid JSON ({error.msg})") from None
+        if label.key in seen:
+            raise real.LabelError(f"{where}: field 'key' {label.key!r} repeats {seen[label.key]}")
+        seen[label.key] = where
+        labels.append(label)
+    return labels
+
+
+def load_sample(name: str, folder: Path = LABELS_FOLDER) -> list[MathVistaLabel]:
+    return load_labels(folder / f"{name}.jsonl", sample_kind(name))
+
+
+def load_records(runs: set[str], data: Path = DATA_FOLDER) -> dict[str, dict]:
+    """key -> the run's record (question, choices, answer_type, precision, response, the authors' extraction)."""
+    found = {}
+    for run in sorted(runs):
+        path = data / f"{run}.jsonl.gz"
+        if not path.exists():
+            raise real.LabelError(f"{path}: no such data file (named by a label's field 'key')")
+        with gzip.open(path, "rt") as handle:
+            for line in handle:
+                record = json.loads(line)
+                found[long_prose.item_key(long_prose.MATHVISTA, run, str(record["pid"]))] = record
+    return found
+
+
+# ---------------------------------------------------------------- values
+
+def _value(text: str) -> float | None:
+    """A number as written: "14", "-0.5", "1,000", "3/4" and "3:2" (a fraction or a ratio is its value)."""
+    text = text.strip()
+    if "/" in text or ":" in text:
+        numerator, _, denominator = text.replace(":", "/").partition("/")
+        top, bottom = parse_number(numerator), parse_number(denominator)
+        return top / bottom if top is not None and bottom else None
+    return parse_number(text)
+
+
+def _label_values(expected: str) -> tuple[float, ...] | None:
+    """A label's number as a one-tuple, or its JSON list's numbers; None when it is neither (a phrase: the response
+    commits to an answer that is no number, "does not exist", which no number read is right for)."""
+    if expected.lstrip().startswith("["):
+        try:
+            items = json.loads(expected)
+        except json.JSONDecodeError:
+            return None
+        values = tuple(_value(str(item)) for item in items) if isinstance(items, list) else (None,)
+    else:
+        values = (_value(expected),)
+    return values if values and None not in values else None
+
+
+def _read_values(text: str | None, answer_type: str) -> tuple[float, ...] | None:
+    """What an extracted answer says, as numbers: a list's numbers in order, else the one number it is."""
+    if text is None:
+        return None
+    if answer_type == "list":
+        values = tuple(parse_number(n) for n in NUMBER.findall(text))
+        return values if values and None not in values else None
+    value = _value(text)
+    return None if value is None else (value,)
+
+
+def same_values(read: tuple[float, ...] | None, labelled: tuple[float, ...] | None) -> bool:
+    return (read is not None and labelled is not None and len(read) == len(labelled)
+            and all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(read, labelled)))
+
+
+def _authors_letter(extraction: str, choices: list[str]) -> str | None:
+    """The letter the authors' extraction names: a choice's letter, or exactly one choice's text."""
+    text = extraction.strip()
+    letters = LETTERS[: len(choices)]
+    if len(text) == 1 and text in letters:
+        return text
+    matching = [letter for letter, choice in zip(letters, choices) if choice.strip() == text]
+    return matching[0] if len(matching) == 1 else None
+
+
+# ---------------------------------------------------------------- reading a sample
+
+def choices_kind(choices: list[str]) -> str:
+    """How a multiple-choice question's choices read, its scorecard's "answer type": yes_no ("Yes", "No"), values
+    (every choice a number, a unit or a degree sign allowed: "45°", "5 cm") or text."""
+    if sorted(choice.strip().lower() for choice in choices) == ["no", "yes"]:
+        return "choice_yes_no"
+    if all(re.fullmatch(r"\s*[-+]?\d+(?:\.\d+)?\s*(?:°|%|[a-zA-Z]{1,3}\d?)?\s*", choice) for choice in choices):
+        return "choice_values"
+    return "choice_text"
+
+
+def _question(record: dict, where: str) -> Question:
+    """The free-form question as MathVista's adapter makes it (lmms_eval_tasks.adapters.mathvista): what
+    scoring.extract dispatches on."""
+    answer_type = record.get("answer_type")
+    if answer_type not in NUMERIC_TYPES:
+        raise real.LabelError(f"{where}: answer_type {answer_type!r} is not one of {NUMERIC_TYPES}")
+    precision = record.get("precision")
+    return Question(benchmark="mathvista", split="testmini", subtask="", question_id=str(record["pid"]), kind=NUMERIC,
+                    text=str(record["question"]), image_fields=[], answer_type=answer_type,
+                    precision=None if precision is None else int(float(precision)))
+
+
+def read_sample(labels: list[MathVistaLabel], kind: str, data: Path = DATA_FOLDER) -> pd.DataFrame:
+    """One row per label: the label, what our extraction reads, what the authors' GPT-4 extraction reads, whether
+    each agrees with the label and with the other. Columns as extraction_bench.real.read_sample's (so its measures
+    and tables apply), plus answer_type, run, gpt4 (the authors' extraction), gpt4_reading, gpt4_given, gpt4_right
+    and agree (ours and theirs read the same answer, or both none)."""
+    records = load_records({label.run for label in labels}, data)
+    rows = []
+    for label in labels:
+        if label.key not in records:
+            raise real.LabelError(f"{data / label.run}.jsonl.gz: no pid {label.pid!r} (named by label {label.key!r})")
+        record = records[label.key]
+        choices = [str(c) for c in record.get("choices") or []]
+        response = str(record["response"] or "")
+        authors = str(record.get("extraction") or "")
+        if kind == MULTIPLE_CHOICE:
+            if record.get("question_type") != "multi_choice":
+                raise real.LabelError(f"{label.key}: not a multiple-choice question (a sample named 'mc...')")
+            if label.expected is not None and label.expected not in LETTERS[: len(choices)]:
+                raise real.LabelError(f"{label.key}: field 'expected' {label.expected!r} is not one of the choice letters")
+            answer_type = choices_kind(choices)
+            extraction = extract_choice(response, choices)
+            theirs = _authors_letter(authors, choices)
+            right = extraction.found and extraction.prediction == label.expected
+            gpt4_right = theirs is not None and theirs == label.expected
+            agree = extraction.prediction == theirs
+            withheld_right = extraction.reason == "inconclusive" and extraction.candidate == label.expected
+        else:
+            if record.get("question_type") == "multi_choice":
+                raise real.LabelError(f"{label.key}: a multiple-choice question (a sample named 'numeric...')")
+            question = _question(record, label.key)
+            answer_type = question.answer_type
+            extraction = extract(question, response)
+            labelled = _label_values(label.expected) if label.expected is not None else None
+            ours = _read_values(extraction.prediction, answer_type)
+            their_values = _read_values(authors, answer_type)
+            theirs = None if their_values is None else authors.strip()
+            right = extraction.found and same_values(ours, labelled)
+            gpt4_right = same_values(their_values, labelled)
+            agree = same_values(ours, their_values) if ours is not None or their_values is not None else True
+            withheld_right = False  # number rules never withhold
+        label_model = label.model
+        rows.append({
+            "id": label.key.split(":", 1)[1], "model": label_model, "run": label.run, "answer_type": answer_type,
+            "committed": label.expected is not None, "expected": label.expected, "label_reason": label.reason,
+            "note": label.note, "prediction": extraction.prediction, "candidate": extraction.candidate,
+            "rule": extraction.rule, "tier": extraction.tier, "reason": extraction.reason, "given": extraction.found,
+            "right": bool(right), "withheld_right": bool(withheld_right), "gpt4": authors, "gpt4_reading": theirs,
+            "gpt4_given": theirs is not None, "gpt4_right": bool(gpt4_right), "agree": bool(agree),
+        })
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- measures
+
+def measures(read: pd.DataFrame) -> dict[str, float]:
+    """extraction_bench.real.measures of our extraction, the same precision and coverage of the authors' GPT-4
+    extraction (gpt4_*), and agreement: the share of items where ours and theirs read the same answer (or none)."""
+    ours = real.measures(read)
+    theirs = read.rename(columns={"given": "_given", "right": "_right"}).rename(
+        columns={"gpt4_given": "given", "gpt4_right": "right"})
+    gpt4 = real.measures(theirs.assign(reason=None))
+    return {**ours, "gpt4_given": gpt4["given"], "gpt4_right": gpt4["right"], "gpt4_precision": gpt4["precision"],
+            "gpt4_coverage": gpt4["coverage"], "agreement": read.agree.mean() if len(read) else float("nan")}
+
+
+def group_table(read: pd.DataFrame, by: str) -> pd.DataFrame:
+    """measures() per value of a column (answer_type, model), and over all."""
+    table = pd.DataFrame({value: measures(group) for value, group in read.groupby(by, sort=True)}).T
+    table.loc["all"] = pd.Series(measures(read))
+    return table.rename_axis(by)
+
+
+TABLE_COLUMNS = ["items", "committed", "given", "right", "precision", "coverage", "withheld", "gpt4_given",
+                 "gpt4_right", "gpt4_precision", "gpt4_coverage", "agreement"]
+
+
+def _formatted(table: pd.DataFrame) -> str:
+    shown = table[TABLE_COLUMNS].copy()
+    for column in shown.columns:
+        if column in ("precision", "coverage", "gpt4_precision", "gpt4_coverage", "agreement"):
+            shown[column] = shown[column].map(lambda v: "-" if pd.isna(v) else f"{v:.2%}")
+        else:
+            shown[column] = shown[column].astype(int)
+    return shown.to_markdown()
+
+
+def scorecard(read: pd.DataFrame, title: str) -> str:
+    """The Markdown scorecard of one MathVista sample: ours and the authors' GPT-4 extraction, in all, per
+    answer_type, rule and model."""
+    t = measures(read)
+    committed = read[read.committed]
+    rules = real.rule_table(read)
+    if not read.answer_type.str.startswith("choice_").any():  # COMMITTING_CHOICE_RULES is about letters only
+        rules = rules.drop(columns="commits")
+    lines = [
+        f"### {title}: {t['items']} responses, {t['committed']} with a committed answer, {t['non_answers']} without",
+        "",
+        "| measure | ours | authors' GPT-4 extraction (baseline) |",
+        "|---|---|---|",
+        f"| precision (right / answers read) | {t['right']} / {t['given']} = {t['precision']:.2%} | "
+        f"{t['gpt4_right']} / {t['gpt4_given']} = {t['gpt4_precision']:.2%} |",
+        f"| coverage (committed answers read right) | {int(committed.right.sum())} / {t['committed']} = {t['coverage']:.2%} | "
+        f"{int(committed.gpt4_right.sum())} / {t['committed']} = {t['gpt4_coverage']:.2%} |",
+        f"| non-answers that abstain | {int((~read[~read.committed].given).sum())} / {t['non_answers']} | "
+        f"{int((~read[~read.committed].gpt4_given).sum())} / {t['non_answers']} |",
+        f"| withheld for the judge (inconclusive) | {t['withheld']} | - |",
+        f"| ours and theirs read the same (agreement) | {int(read.agree.sum())} / {t['items']} = {t['agreement']:.2%} | |",
+        "",
+        "Per answer type:", "", _formatted(group_table(read, "answer_type")), "",
+        "Per rule (ours):", "", real._formatted(rules), "",
+        "Per model:", "", _formatted(group_table(read, "model")),
+    ]
+    return "\n".join(lines)
