@@ -48,6 +48,7 @@ class NotCachedError(QuestionSourceError):
 
 LOCAL_DATA_HINT = ("give --tasks-dir DIR (written by `invscale tasks export --data TASK=PATH`) or --data TASK=PATH for "
                    "local data, or run where the hub is reachable")
+SHOWN_FROM = f"; what is shown is read from the task's dataset: {LOCAL_DATA_HINT}"  # ends load_split's errors
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class QuestionLoading:
             why.append(f"the Hugging Face hub cannot be reached ({self.hub_unreachable}), so no further hub request "
                        "was made and only the local cache was read" if self.hub_unreachable else
                        "HF_HUB_OFFLINE is set and they are not in the local Hugging Face cache")
-        others = list(dict.fromkeys(u.reason for u in self.unloaded if not u.cache_only))
+        others = list(dict.fromkeys(u.reason.removesuffix(SHOWN_FROM) for u in self.unloaded if not u.cache_only))
         why += others[:3] + (["..."] if len(others) > 3 else [])
         why = "; ".join(why)
         return (f"{sum(u.questions for u in self.unloaded)} questions and their images cannot be loaded ({splits}): "
@@ -213,8 +214,7 @@ def load_split(block: dict, where: str, loading: QuestionLoading | None = None):
         cause = (f"not in the local Hugging Face cache, and the hub cannot be reached ({loading.hub_unreachable})"
                  if not online and loading.hub_unreachable else f"{type(error).__name__}: {str(error)[:300]}")
         raise (QuestionSourceError if online else NotCachedError)(
-            f"{where}: cannot load {block['dataset_path']} split {block['test_split']}: {cause}; what is shown is read "
-            f"from the task's dataset: {LOCAL_DATA_HINT}") from None
+            f"{where}: cannot load {block['dataset_path']} split {block['test_split']}: {cause}{SHOWN_FROM}") from None
 
 
 def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Path | None = None,
