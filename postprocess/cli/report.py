@@ -290,6 +290,7 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.analysis import run_analysis
     from postprocess.inverse_scaling.settlement import answers_table
     from postprocess.logs.quality import settings_differences
+    from postprocess.logs.questions import question_loading
     from postprocess.render.explorer import MB, ExplorerInput
     from postprocess.render.human_tables import human_tables
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
@@ -328,7 +329,7 @@ def run_report(args: argparse.Namespace) -> int:
         benchmarks, args.tasks_dir, explorer_data, every_comparison=args.explorer == "comparisons",
         cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh,
         max_bytes=int(args.explorer_max_mb * MB) or None)
-    with written_whole(args.out) as folder:
+    with written_whole(args.out) as folder, question_loading() as loading:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
         answers_table(benchmarks, params.unsettled).to_parquet(folder.staging / ANSWERS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings, analysis.unsettled),
@@ -336,6 +337,9 @@ def run_report(args: argparse.Namespace) -> int:
                       figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)
         if explorer is not None and explorer.image_problems:
             _add_image_problems(folder.staging / PROBLEMS_FILE, result.problems, explorer.image_problems)
+    if loading.missing():
+        print(f"warning: the explorer shows the flipped questions of these splits without their text and images (the "
+              f"options, gold and answers are from the logs): {loading.missing()}", file=sys.stderr)
     _say_kept(folder)
     if len(settings):
         pairs = settings[["family", "small", "large"]].drop_duplicates()

@@ -202,6 +202,18 @@ def derived_column(values: np.ndarray) -> Column:
     return Column(codes.astype(np.int64), list(uniques))
 
 
+def mapped_column(codes: np.ndarray, values: np.ndarray) -> Column:
+    """derived_column(values[codes]) (codes index a few values: distinct names, scored outcomes; -1 the last),
+    with the hashing done on the few values instead of the rows: a factorize of 558k Python strings costs 0.1 s."""
+    per_value, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=True)
+    rows = per_value.astype(np.int64)[codes]
+    present, firsts = np.unique(rows, return_index=True)
+    by_first = present[present >= 0][np.argsort(firsts[present >= 0], kind="stable")]  # as derived_column orders them
+    renumber = np.full(len(uniques) + 1, -1, dtype=np.int64)  # its last entry: -1 (null) stays -1
+    renumber[by_first] = np.arange(len(by_first))
+    return Column(renumber[rows], [uniques[i] for i in by_first])
+
+
 def cell_text(value: Any) -> str | None:
     """A cell as text: null stays null, integral numbers lose their ".0" (a question id read as a float)."""
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
