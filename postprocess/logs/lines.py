@@ -319,7 +319,7 @@ def joined_rows(tables: list[pa.Table]) -> pa.Table:
         index = table.schema.get_field_index(name)
         chunks = [chunk for chunk in table.column(index).chunks if len(chunk)]
         table = table.remove_column(index)  # `chunks` now holds the only reference to the text
-        table = table.add_column(index, ROW_SCHEMA.field(name), pa.chunked_array([_joined_text(chunks)]))
+        table = table.add_column(index, ROW_SCHEMA.field(name), pa.chunked_array([joined_text(chunks)]))
     return table
 
 
@@ -331,7 +331,7 @@ def _release_freed() -> None:
         _LIBC.malloc_trim(0)
 
 
-def _joined_text(chunks: list[pa.LargeStringArray]) -> pa.LargeStringArray:
+def joined_text(chunks: list[pa.LargeStringArray]) -> pa.LargeStringArray:
     """One array of the chunks' values; `chunks` is emptied as they are copied, and Arrow's memory pool hands the
     freed memory back (it keeps it for reuse otherwise, which a process that copies its largest column once does
     not need)."""
@@ -381,5 +381,5 @@ def empty_rows() -> pa.Table:
 
 
 __all__ = ["CATEGORY_COLUMNS", "PROMOTED_FIELDS", "TEXT", "ROW_FIELDS", "ROW_SCHEMA", "TEXT_COLUMNS", "ParsedFile",
-           "empty_rows", "encode_json", "joined_rows", "parse_samples_file", "record_field", "rows_frame",
+           "empty_rows", "encode_json", "joined_rows", "joined_text", "parse_samples_file", "record_field", "rows_frame",
            "rows_table"]
