@@ -60,6 +60,9 @@ Speed: lines.py's fast parser (msgspec, ~12k instructions for a 675-byte line ag
 standard library's json and ~24k for orjson) reads the well-formed lines. `workers` processes parse the
 files, largest first: this one and `workers - 1` forked ones (default: one per core for inputs over
 16 MB, fork start method, Linux only); the rows are merged in the order above (perf/bench_ingest.py).
+A forked parser hands its rows back through a pickle file in a temporary folder (TMPDIR), removed once read.
+Memory (perf/bench_report_memory.py): the frame holds the responses once, and ingestion holds them twice
+for one 1,024-row batch at most.
 """
 
 from __future__ import annotations

@@ -21,8 +21,10 @@ hands every other line to the full parser:
   filtered_resps / resps, read by the same function as the full parser's (record.line_response).
 tests/postprocess/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
 
-A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), which
-crosses from a parser process as one buffer; rows_frame turns the tables of all files into one frame.
+A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), built
+BATCH_ROWS rows at a time so that a file's responses are never all Python strings at once; joined_rows puts
+the tables of all files one after the other with each free-text column in one chunk (Arrow takes from a
+string column of several chunks by joining them first), and rows_frame turns that into one frame.
 Cyclic garbage collection is paused while a file is parsed (the rows hold no cycles; collections that
 walk every row tuple again and again cost ~15% of the parse).
 """
