@@ -41,7 +41,8 @@ def write_logs(root: Path, files: int, megabytes: float, seed: int = 0) -> None:
     """`files` samples files (one model each) of about `megabytes` MB under root, lmms-eval 0.7.3's layout."""
     rng = np.random.default_rng(seed)
     per_line = int(megabytes * 1e6 / QUESTIONS)
-    texts = [" ".join(rng.choice(WORDS, size=max(1, (per_line - 900) // 7))) for _ in range(64)]  # drawn once
+    words = max(1, round((per_line - 950) / (sum(map(len, WORDS)) / len(WORDS) + 1)))  # ~950 bytes besides the text
+    texts = [" ".join(rng.choice(WORDS, size=words)) for _ in range(64)]  # drawn once
     for run, model in enumerate(MODELS[:files]):
         folder = root / model.replace("/", "__")
         folder.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import xxhash
 
 import lmms_eval_tasks.extraction
@@ -208,10 +209,28 @@ def _read_frame(path: Path) -> pd.DataFrame:
     """A cached frame with its dtypes: pandas 2 (Python 3.10) reads the "str" columns back as object."""
     import pyarrow.parquet
 
-    frame = pd.read_parquet(path)
+    frame = pd.read_parquet(path, pre_buffer=False)  # read ahead, a column's row groups are held compressed besides
     columns = json.loads(pyarrow.parquet.read_schema(path).metadata[b"pandas"])["columns"]
     text = [c["name"] for c in columns if c["numpy_type"] == "str" and frame[c["name"]].dtype == object]
-    return frame.astype({name: ingest.TEXT for name in text}) if text else frame
+    return _text_in_one_chunk(frame.astype({name: ingest.TEXT for name in text}) if text else frame)
+
+
+def _text_in_one_chunk(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each Arrow-backed text column in one chunk, as ingestion leaves them (lines.joined_rows): read back, a column
+    has a chunk per row group, and every take from it would copy the whole column first."""
+    for name in list(frame.columns):
+        dtype = frame[name].dtype
+        if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+            continue
+        column = frame[name].array.__arrow_array__()
+        if column.num_chunks < 2 or not pa.types.is_large_string(column.type):
+            continue
+        chunks = [chunk for chunk in column.chunks if len(chunk)]
+        position = frame.columns.get_loc(name)
+        del column
+        frame.pop(name)  # `chunks` holds the only reference: each is released as it is copied
+        frame.insert(position, name, pd.array(lines.joined_text(chunks), dtype=dtype))
+    return frame
 
 
 def _expected_columns() -> dict[str, list[str]]:

@@ -60,14 +60,19 @@ Speed: lines.py's fast parser (msgspec, ~12k instructions for a 675-byte line ag
 standard library's json and ~24k for orjson) reads the well-formed lines. `workers` processes parse the
 files, largest first: this one and `workers - 1` forked ones (default: one per core for inputs over
 16 MB, fork start method, Linux only); the rows are merged in the order above (perf/bench_ingest.py).
+A forked parser hands its rows back through a pickle file in a temporary folder (TMPDIR), removed once read.
+Memory (perf/bench_report_memory.py): the frame holds the responses once, and ingestion holds them twice
+for one 1,024-row batch at most.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import string
 import sys
+import tempfile
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -77,11 +82,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from lmms_eval_tasks.record import BENCHMARKS, EXTRACTION_TIERS, MATCH_KINDS, SPLITS
 from model_configs import ModelSpec, Registry
-from postprocess.logs.lines import TEXT, PROMOTED_FIELDS, ParsedFile, empty_rows, parse_samples_file, rows_frame
+from postprocess.logs.lines import TEXT, PROMOTED_FIELDS, ParsedFile, joined_rows, parse_samples_file, rows_frame
 from postprocess.logs.runs import (DUPLICATE_RULES, RESULTS_SUFFIX, SAMPLES_MARKER, RunFacts, find_runs,
                                    read_results)
 
@@ -209,24 +213,43 @@ def _parsed_files(paths: list[str], workers: int) -> Iterator[Iterator[tuple[int
     if workers <= 1:
         yield ((i, parse_samples_file(paths[i])) for i in queue)
         return
-    with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
-        yield _share_with(pool, workers - 1, paths, queue)
+    with (tempfile.TemporaryDirectory(prefix="invscale-ingest-") as scratch,
+          multiprocessing.get_context("fork").Pool(workers - 1) as pool):
+        yield _share_with(pool, workers - 1, paths, queue, Path(scratch))
 
 
-def _share_with(pool, helpers: int, paths: list[str], queue: deque) -> Iterator[tuple[int, ParsedFile]]:
+def _parse_into(path: str, out: Path) -> None:
+    """parse_samples_file in a parser process, its result pickled into the file `out`. Read from a file, the rows
+    arrive buffer by buffer; the pool's pipe would deliver them as one message, held beside the rows built from it
+    (a second copy of the file's responses at the peak: perf/bench_report_memory.py)."""
+    with open(out, "wb") as handle:
+        pickle.dump(parse_samples_file(path), handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _share_with(pool, helpers: int, paths: list[str], queue: deque, scratch: Path
+                ) -> Iterator[tuple[int, ParsedFile]]:
     sent: deque = deque()  # (index, AsyncResult) in the order sent
+
+    def received(index: int, result) -> ParsedFile:
+        result.get()  # raises the parser process's error
+        out = scratch / f"{index}.pickle"
+        with open(out, "rb") as handle:
+            parsed = pickle.load(handle)
+        out.unlink()
+        return parsed
+
     while queue:
         while queue and sum(not result.ready() for _, result in sent) < 2 * helpers:
             index = queue.popleft()
-            sent.append((index, pool.apply_async(parse_samples_file, (paths[index],))))
+            sent.append((index, pool.apply_async(_parse_into, (paths[index], scratch / f"{index}.pickle"))))
         while sent and sent[0][1].ready():
             index, result = sent.popleft()
-            yield index, result.get()
+            yield index, received(index, result)
         if queue:
             index = queue.popleft()
             yield index, parse_samples_file(paths[index])
     for index, result in sent:
-        yield index, result.get()
+        yield index, received(index, result)
 
 
 def _default_workers(total_bytes: int, n_files: int) -> int:
@@ -309,9 +332,11 @@ def _read_files(files: list[_SamplesFile], workers: int, progress: bool, problem
                          f"{parsed_file.lines} lines for the {asked} questions results.json says were asked: "
                          f"{asked - parsed_file.lines} missing (a copy cut short?)", file.run.spec.key)
         blank_lines += parsed_file.blank_lines
-    rows = rows_frame(pa.concat_tables(parts) if parts else empty_rows())
+    parsed_file = None
+    parsed.clear()  # `parts` holds the only reference to the rows, which joined_rows releases as it copies them
     rows_per_file = np.array([len(part) for part in parts], dtype=np.int64)
-    rows["_order"] = np.repeat(np.arange(len(parts), dtype=np.int64), rows_per_file)
+    rows = rows_frame(joined_rows(parts))
+    rows["_order"] = np.repeat(np.arange(len(rows_per_file), dtype=np.int64), rows_per_file)
     rows["model"] = _repeat_categorical([f.run.spec.key for f in files], rows_per_file)
     rows["source_file"] = _repeat_categorical([f.path for f in files], rows_per_file)
     return rows, lines_per_run, blank_lines

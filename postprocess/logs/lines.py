@@ -21,17 +21,21 @@ hands every other line to the full parser:
   filtered_resps / resps, read by the same function as the full parser's (record.line_response).
 tests/postprocess/test_ingest_lines.py holds both parsers to the same output on random corruptions of real lines.
 
-A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), which
-crosses from a parser process as one buffer; rows_frame turns the tables of all files into one frame.
+A file's rows leave as one Arrow table (ROW_SCHEMA: the low-cardinality text dictionary-encoded), built
+BATCH_ROWS rows at a time so that a file's responses are never all Python strings at once; joined_rows puts
+the tables of all files one after the other with each free-text column in one chunk (Arrow takes from a
+string column of several chunks by joining them first), and rows_frame turns that into one frame.
 Cyclic garbage collection is paused while a file is parsed (the rows hold no cycles; collections that
 walk every row tuple again and again cost ~15% of the parse).
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -214,12 +218,16 @@ def parse_samples_file(path: str | Path, fast: bool = True) -> ParsedFile:
 
 
 def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
-    rows: list[tuple] = []  # one tuple per record, fields in ROW_FIELDS order
+    rows: list[tuple] = []  # one tuple per record, fields in ROW_FIELDS order, BATCH_ROWS at most
+    batches: list[pa.Table] = []
     problems: list[Problem] = []
     lines = blank = 0
     unset, msgspec_error = _UNSET, msgspec.MsgspecError
     with open(path, "rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
+            if len(rows) >= BATCH_ROWS:
+                batches.append(rows_table(rows))
+                rows.clear()
             if raw.isspace():
                 blank += 1
                 continue
@@ -266,9 +274,18 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
                 record.match, record.rule, record.kind, tier, record.candidate, extra, record.correct,
                 doc_id if type(doc_id) is int and -_INT64_LIMIT <= doc_id < _INT64_LIMIT else None, line_no,
             ))
-    return ParsedFile(rows_table(rows), problems, lines, blank)
+    batches.append(rows_table(rows))
+    return ParsedFile(pa.concat_tables(batches), problems, lines, blank)
 
 
+# Rows turned into Arrow at a time: a file's responses are never all Python strings at once (perf/bench_report_memory.py)
+BATCH_ROWS = 1024
+RELEASE_BYTES = 32 * 2**20  # text copied between two hand-backs of the freed memory
+try:
+    _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
+    _LIBC.malloc_trim  # glibc only (not musl)
+except (OSError, AttributeError):
+    _LIBC = None
 ROW_SCHEMA = pa.schema(
     [(name, pa.dictionary(pa.int32(), pa.large_string()) if name in CATEGORY_COLUMNS else pa.large_string())
      for name in TEXT_COLUMNS]
@@ -291,6 +308,61 @@ def rows_table(rows: list[tuple]) -> pa.Table:
                                 schema=ROW_SCHEMA)
 
 
+def joined_rows(tables: list[pa.Table]) -> pa.Table:
+    """The rows tables one after the other, each free-text column in one chunk: Arrow takes from a string column
+    of several chunks by joining them first, so every filter or take of the frame's rows would copy all the
+    responses. `tables` is emptied, and each chunk's text is released as soon as it is copied: the text is held
+    twice for one chunk at most."""
+    table = pa.concat_tables(tables) if tables else empty_rows()
+    tables.clear()
+    for name in TEXT_COLUMNS:
+        if name in CATEGORY_COLUMNS:
+            continue
+        index = table.schema.get_field_index(name)
+        chunks = [chunk for chunk in table.column(index).chunks if len(chunk)]
+        table = table.remove_column(index)  # `chunks` now holds the only reference to the text
+        table = table.add_column(index, ROW_SCHEMA.field(name), pa.chunked_array([joined_text(chunks)]))
+    return table
+
+
+def _release_freed() -> None:
+    """Hand memory just freed back to the system: Arrow's pool (mimalloc, jemalloc) and glibc's malloc (the buffers
+    a parser process's rows arrive in) keep it for reuse otherwise."""
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def joined_text(chunks: list[pa.LargeStringArray]) -> pa.LargeStringArray:
+    """One array of the chunks' values; `chunks` is emptied as they are copied, and Arrow's memory pool hands the
+    freed memory back (it keeps it for reuse otherwise, which a process that copies its largest column once does
+    not need)."""
+    offsets_of = [np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
+                  for chunk in chunks]
+    rows = sum(len(chunk) for chunk in chunks)
+    data = np.empty(sum(int(offsets[-1] - offsets[0]) for offsets in offsets_of), dtype=np.uint8)
+    offsets, valid = np.zeros(rows + 1, dtype=np.int64), np.ones(rows, dtype=bool)
+    row = size = unreleased = 0
+    chunks.reverse()
+    for chunk_offsets in offsets_of:
+        chunk = chunks.pop()
+        start, end = int(chunk_offsets[0]), int(chunk_offsets[-1])
+        data[size:size + end - start] = np.frombuffer(chunk.buffers()[2] or b"", dtype=np.uint8)[start:end]
+        offsets[row + 1:row + len(chunk) + 1] = chunk_offsets[1:] - start + size
+        if chunk.null_count:
+            valid[row:row + len(chunk)] = chunk.is_valid().to_numpy(zero_copy_only=False)
+        row, size, unreleased = row + len(chunk), size + end - start, unreleased + end - start
+        del chunk, chunk_offsets
+        if unreleased >= RELEASE_BYTES:
+            _release_freed()
+            unreleased = 0
+    offsets_of.clear()
+    _release_freed()
+    nulls = rows - int(valid.sum())
+    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.LargeStringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(data), validity, nulls)
+
+
 def _pandas_type(arrow_type: pa.DataType):
     return {pa.large_string(): pd.StringDtype("pyarrow", na_value=np.nan), pa.int64(): pd.Int64Dtype(),
             pa.bool_(): pd.BooleanDtype()}.get(arrow_type)
@@ -311,5 +383,5 @@ def empty_rows() -> pa.Table:
 
 
 __all__ = ["CATEGORY_COLUMNS", "PROMOTED_FIELDS", "TEXT", "ROW_FIELDS", "ROW_SCHEMA", "TEXT_COLUMNS", "ParsedFile",
-           "empty_rows", "encode_json", "parse_samples_file", "record_field", "rows_frame",
+           "empty_rows", "encode_json", "joined_rows", "joined_text", "parse_samples_file", "record_field", "rows_frame",
            "rows_table"]

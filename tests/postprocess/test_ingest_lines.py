@@ -5,14 +5,17 @@ import json
 import math
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from logfactory import make_record, sample_line
 
 from lmms_eval_tasks.record import line_response
-from postprocess.logs.lines import parse_samples_file, rows_frame
+from postprocess.logs import lines as lines_module
+from postprocess.logs.lines import CATEGORY_COLUMNS, TEXT_COLUMNS, joined_rows, parse_samples_file, rows_frame
 
 REAL_LINE = {  # a line lmms-eval 0.7.3 wrote for the CAIT task on a tiny model (options, permutation, details)
     "doc_id": 0, "target": "A", "filtered_resps": "NoDDD", "token_counts": [{"output_tokens": 4}],
@@ -135,3 +138,26 @@ def test_values_only_the_standard_library_reads_go_the_full_way():
     fast, full = _parse_both(b"\n".join(lines) + b"\n")
     _assert_same(fast, full)
     assert len(fast.rows) == 2 and fast.problems[0][:3] == ("invalid_record", 2, "per_question.response")
+
+
+@settings(max_examples=60, deadline=None)
+@given(files=st.lists(st.lists(st.sampled_from(BASE_LINES), max_size=7), min_size=0, max_size=3),
+       batch_rows=st.integers(1, 4))
+def test_files_parsed_in_batches_join_into_the_same_rows_one_chunk_per_text_column(files, batch_rows):
+    """A file's rows leave the parser in batches of BATCH_ROWS; the files' batches joined (joined_rows) are the
+    rows parsed in one piece, each free-text column in a single chunk."""
+    def parsed(body: bytes) -> pa.Table:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "x_samples_t.jsonl"
+            path.write_bytes(body)
+            return parse_samples_file(path).rows
+
+    bodies = [b"".join(json.dumps(line).encode() + b"\n" for line in lines) for lines in files]
+    whole = [parsed(body) for body in bodies]
+    with mock.patch.object(lines_module, "BATCH_ROWS", batch_rows):
+        batched = [parsed(body) for body in bodies]
+    joined = joined_rows(batched)
+    assert batched == []  # emptied: the joined table holds the only copy
+    expected = pa.concat_tables(whole) if whole else lines_module.empty_rows()
+    pd.testing.assert_frame_equal(rows_frame(joined), rows_frame(expected))
+    assert all(joined.column(name).num_chunks == 1 for name in TEXT_COLUMNS if name not in CATEGORY_COLUMNS)
