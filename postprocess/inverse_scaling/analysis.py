@@ -27,7 +27,7 @@ from postprocess.order import family_order
 
 CASE_COLUMNS = [
     "family", "benchmark", "split", "subtask", "small", "large", "n", "flip_inv", "flip_norm", "net",
-    "acc_small", "acc_large", "acc_delta", "p_value", "bh_cases", "bh_all", "unsettled_small", "unsettled_large",
+    "acc_small", "acc_large", "acc_delta", "p_value", "q_cases", "bh_cases", "q_all", "bh_all", "unsettled_small", "unsettled_large",
     "net_if_unsettled_excluded", "net_if_unsettled_wrong", "net_if_unsettled_candidate", "net_unsettled_min",
     "net_unsettled_max", "unsettled_decides",
 ]  # fmt: skip
@@ -160,10 +160,11 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     _add_controls(analysis, outcomes)
     # The credibility verdict reads the controls' runs, so it comes after them.
     analysis.flips = credibility.comparison_flips(table, cases, variant)
+    noise = credibility.run_to_run_noise(outcomes, comparisons[comparisons["eligible"]], variant)
     analysis.cases = credibility.case_verdicts(
-        cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant),
-        credibility.extraction_exposure(table, cases, variant), has_tiers=credibility.records_tiers(table),
-        min_net=params.min_net, alpha=params.alpha, treatment=params.unsettled)
+        cases, comparisons, analysis.controls, noise, credibility.extraction_exposure(table, cases, variant),
+        has_tiers=credibility.records_tiers(table), min_net=params.min_net, alpha=params.alpha, fdr=params.fdr,
+        treatment=params.unsettled)
     # The family-wide trend (ours): one test per family x subtask, and each case placed against it.
     analysis.trends, analysis.trend_points = trend.family_trends(outcomes, present, variant, min_n=params.min_n,
                                                                  fdr=params.fdr, level=CI_LEVEL)
@@ -177,7 +178,7 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         "variants": list(outcomes.variants),
         **_case_summary(analysis),
         **_control_summary(analysis),
-        "credibility": credibility.verdict_summary(analysis.cases),
+        "credibility": credibility.verdict_summary(analysis.cases, noise, comparisons, params.fdr),
         "unsettled": _unsettled_summary(analysis),
         "trend": trend.trend_summary(analysis.trends, analysis.cases),
     }
