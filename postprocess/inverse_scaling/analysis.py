@@ -21,7 +21,8 @@ from postprocess.inverse_scaling.compare import (
     family_pairs,
 )
 from lmms_eval_tasks.catalog import ORDERING_VARIANTS
-from postprocess.inverse_scaling.parameters import CI_LEVEL, COT_VARIANT, REPLICATION_FAMILIES, Parameters
+from postprocess.inverse_scaling.parameters import (CI_LEVEL, COT_VARIANT, NOISE_VARIANT, REPLICATION_FAMILIES,
+                                                    Parameters)
 from postprocess.inverse_scaling.stats import add_significance
 from postprocess.order import family_order
 
@@ -282,17 +283,19 @@ def _control_summary(analysis: Analysis) -> dict:
     if analysis.option_order is not None:
         order = analysis.option_order
         variants = list(dict.fromkeys(order["ordering"]))[1:]  # the first is the analysed run itself
-        runs = order[order["ordering"] != analysis.parameters.variant]
+        # The identity re-run replays the original order: a noise run, not a reordered one.
+        runs = order[~order["ordering"].isin([analysis.parameters.variant, NOISE_VARIANT])]
         summary["option_order"] = {
             "variants": variants,
             "cases_covered": int(len(runs[case_numbers.CASE_KEY].drop_duplicates())),
             "runs": len(runs),
             "runs_with_positive_net": int((runs["net"] > 0).sum()),
+            "runs_with_min_net": int((runs["net"] >= analysis.parameters.min_net).sum()),
         }
-        if "identity" in variants:
+        if NOISE_VARIANT in variants:
             # Appendix J: how far a re-run of the unchanged prompt moves Net bounds run-to-run variation.
             base = order[order["ordering"] == analysis.parameters.variant].set_index(case_numbers.CASE_KEY)["net"]
-            replay = order[order["ordering"] == "identity"].set_index(case_numbers.CASE_KEY)["net"]
+            replay = order[order["ordering"] == NOISE_VARIANT].set_index(case_numbers.CASE_KEY)["net"]
             summary["option_order"]["identity_runs"] = len(replay)
             summary["option_order"]["identity_max_net_change"] = int((replay - base.reindex(replay.index)).abs().max())
     return summary

@@ -48,7 +48,7 @@ from postprocess.inverse_scaling.credibility import (
     FLIP_NORM,
     comparison_flips,
 )
-from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER
+from postprocess.inverse_scaling.parameters import CI_LEVEL, POWER, RERUN_COVERAGE
 from postprocess.inverse_scaling.settlement import resolve, settled_by
 from postprocess.render.trend_tables import trend_html
 
@@ -475,7 +475,7 @@ def _script_json(value: object) -> str:
 
 
 def _badge(verdict: str) -> str:
-    kind = "fail" if verdict == "fail" else "pass" if verdict.startswith("pass") else "none"
+    kind = "fail" if verdict == "fail" else "pass" if verdict == "pass" else "none"  # a partial check is not green
     return f'<span class="badge badge-{kind}">{html.escape(verdict)}</span>'
 
 
@@ -483,12 +483,26 @@ def _number(value: float, digits: int = 1) -> str:
     return "–" if value is None or np.isnan(value) else f"{value:.{digits}f}"
 
 
+def _integer(value: object) -> str:
+    return "–" if value is None or pd.isna(value) else f"{int(value):+d}"
+
+
+def _noise_detail(row: dict) -> str:
+    if row.get("noise_n") is None or pd.isna(row.get("noise_n")):
+        return "no identity re-run of both models on this subtask"
+    coverage = f"the identity re-run covers {int(row['noise_n'])} of {row['n']} questions"
+    if row.get("noise_check") == "not run":
+        return f"not run ({coverage}, under {RERUN_COVERAGE:.0%})"
+    return (f"re-run Net {_integer(row['noise_net'])} ({coverage}), {_integer(row['noise_net_change'])} from the main "
+            f"run's on them; |change| at the {_number(row.get('noise_change_percentile'), 0)}th percentile of the "
+            "eligible comparisons with a re-run")
+
+
 def _checks_html(row: dict) -> str:
     details = {
-        "order_check": row.get("order_nets") or "no reordered run in the logs",
-        "noise_check": (f"Net {row['net']} vs. threshold {_number(row.get('noise_threshold'), 0)} (answers that "
-                        "changed correctness in the identity re-run)" if row.get("noise_check") != "not run"
-                        else "no identity re-run of both models on this subtask"),
+        "order_check": (f"the case's Net ≥ min_net asked of each reordered run covering {RERUN_COVERAGE:.0%}: "
+                        f"{row['order_nets']}" if row.get("order_nets") else "no reordered run in the logs"),
+        "noise_check": f"the case's Net ≥ min_net asked of the re-run: {_noise_detail(row)}",
         "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)}: Net without the FlipInv flips "
                              "with a reading-rule, judge-settled, unsettled or unknown-tier answer on either side, "
                              "less the agreeing questions such an answer could make a FlipNorm"
@@ -503,11 +517,17 @@ def _checks_html(row: dict) -> str:
 
 def _statistics_html(row: dict) -> str:
     level = round(100 * CI_LEVEL)
-    return (f'<p class="stats">FlipInv share {_number(row["share_ci_low"], 2)}–{_number(row["share_ci_high"], 2)} '
-            f"({level}% exact CI of FlipInv / (FlipInv + FlipNorm)); Net {level}% CI "
-            f"[{_number(row['net_ci_low'])}, {_number(row['net_ci_high'])}]; minimum detectable Net at "
-            f"{round(100 * POWER)}% power: {_number(row['min_detectable_net'])}; one-sided McNemar p = "
-            f"{row['p_value']:.2g}.</p>")
+    discordant = int(row["flip_inv"]) + int(row["flip_norm"])
+    given = f"given its {discordant} discordant questions"
+    return (f'<p class="stats">Net ≥ {_number(row["net_lower_bound"])} (one-sided {level}% exact bound, {given}; '
+            f"two-sided [{_number(row['net_ci_low'])}, {_number(row['net_ci_high'])}]); FlipInv share ≥ "
+            f"{_number(row['share_lower_bound'], 2)} (two-sided {_number(row['share_ci_low'], 2)}–"
+            f"{_number(row['share_ci_high'], 2)}); one-sided McNemar p = {row['p_value']:.2g}, BH q over all "
+            f"eligible comparisons = {row['q_all']:.2g} (exploratory: the case was selected on the same data). "
+            f"With {discordant} discordant questions, a true share of {_number(row['min_detectable_share'], 2)} "
+            f"(Net {_number(row['min_detectable_net'])}) would be detected {round(100 * POWER)}% of the time; "
+            f"at the BH level, {_number(row['min_detectable_share_bh'], 2)} (Net "
+            f"{_number(row['min_detectable_net_bh'])}).</p>")
 
 
 UNSETTLED_WORDS = {"exclude": "left out of the shared questions", "wrong": "counted wrong",
