@@ -447,7 +447,7 @@ def table43_option_order(analysis: Analysis, multi_split: set[str]) -> Table:
 
 
 def table43_option_order_extended(analysis: Analysis, multi_split: set[str]) -> Table:
-    """Beyond the paper: every case the logs hold reordered runs of, its main-run row first."""
+    """Beyond the paper: every case the logs hold an identity re-run or a reordered run of, its main-run row first."""
     rows = analysis.option_order
     base = analysis.parameters.variant
     return Table("table43_option_order_extended",
