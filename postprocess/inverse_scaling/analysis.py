@@ -28,7 +28,8 @@ from postprocess.order import family_order
 
 CASE_COLUMNS = [
     "family", "benchmark", "split", "subtask", "small", "large", "n", "flip_inv", "flip_norm", "net",
-    "acc_small", "acc_large", "acc_delta", "p_value", "q_cases", "bh_cases", "q_all", "bh_all", "unsettled_small", "unsettled_large",
+    "acc_small", "acc_large", "acc_delta", "p_value", "q_cases", "bh_cases", "q_all", "bh_all", "unsettled_small",
+    "unsettled_large",
     "net_if_unsettled_excluded", "net_if_unsettled_wrong", "net_if_unsettled_candidate", "net_unsettled_min",
     "net_unsettled_max", "unsettled_decides",
 ]  # fmt: skip

@@ -250,11 +250,6 @@ def min_detectable_share(discordant: np.ndarray, alpha: float, power: float = PO
     return result
 
 
-def min_detectable_net(discordant: np.ndarray, alpha: float, power: float = POWER) -> np.ndarray:
-    """D (2 share - 1) at min_detectable_share."""
-    return np.asarray(discordant) * (2 * min_detectable_share(discordant, alpha, power) - 1)
-
-
 def bh_level(comparisons: pd.DataFrame, fdr: float) -> float:
     """The level BH applied over all eligible comparisons: a p-value is rejected exactly when it is at most
     fdr R / m, R of the m comparisons rejected; fdr / m (what the smallest would need) when none was."""

@@ -493,16 +493,16 @@ def _noise_detail(row: dict) -> str:
     coverage = f"the identity re-run covers {int(row['noise_n'])} of {row['n']} questions"
     if row.get("noise_check") == "not run":
         return f"not run ({coverage}, under {RERUN_COVERAGE:.0%})"
-    return (f"re-run Net {_integer(row['noise_net'])} ({coverage}), {_integer(row['noise_net_change'])} from the main "
-            f"run's on them; |change| at the {_number(row.get('noise_change_percentile'), 0)}th percentile of the "
-            "eligible comparisons with a re-run")
+    return (f"the case's Net ≥ min_net asked of the re-run: Net {_integer(row['noise_net'])} there ({coverage}), "
+            f"{_integer(row['noise_net_change'])} from the main run's on them; its |change| is at least that of "
+            f"{_number(row.get('noise_change_percentile'), 0)}% of the eligible comparisons with a re-run")
 
 
 def _checks_html(row: dict) -> str:
     details = {
         "order_check": (f"the case's Net ≥ min_net asked of each reordered run covering {RERUN_COVERAGE:.0%}: "
                         f"{row['order_nets']}" if row.get("order_nets") else "no reordered run in the logs"),
-        "noise_check": f"the case's Net ≥ min_net asked of the re-run: {_noise_detail(row)}",
+        "noise_check": _noise_detail(row),
         "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)}: Net without the FlipInv flips "
                              "with a reading-rule, judge-settled, unsettled or unknown-tier answer on either side, "
                              "less the agreeing questions such an answer could make a FlipNorm"

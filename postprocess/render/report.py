@@ -192,8 +192,8 @@ def _headline(analysis: Analysis) -> list[str]:
         if "identity_runs" in order:
             lines.append(
                 f"{count(order['identity_runs'], 'identity re-run')} (the unchanged prompt run again: run-to-run "
-                f"noise, not a reordering) differ from the main run's Net by up to {order['identity_max_net_change']}"
-                " Net points; the paper's by up to 11 (Appendix J).")
+                f"noise, not a reordering) differ from the main run's Net by up to "
+                f"{_points(order['identity_max_net_change'])}; the paper's by up to 11 (Appendix J).")
     return lines
 
 
@@ -207,6 +207,10 @@ def _credibility_line(numbers: dict) -> str:
             f"{numbers['not_checked']} could not be checked; {checks}.")
 
 
+def _points(value: float) -> str:
+    return f"{value:g} Net point{'' if value == 1 else 's'}"
+
+
 def _noise_line(numbers: dict, min_net: int) -> list[str]:
     """The distribution of the identity re-run's Net change, which one case's re-run cannot give."""
     noise = numbers["noise_change"]
@@ -214,7 +218,7 @@ def _noise_line(numbers: dict, min_net: int) -> list[str]:
         return []
     return [f"Run-to-run noise: over the {count(noise['comparisons'], 'eligible comparison')} whose identity re-run "
             f"covers at least {RERUN_COVERAGE:.0%} of their questions, the re-run moves Net by at most "
-            f"{noise['p95_abs_net_change']:g} points in 95% of them (the 95th percentile of |re-run Net − main Net| "
+            f"{_points(noise['p95_abs_net_change'])} in 95% of them (the 95th percentile of |re-run Net − main Net| "
             f"on the same questions; largest {noise['max_abs_net_change']}). A case's noise check asks its re-run Net "
             f"to stay ≥ {min_net}; `noise_change_percentile` in cases.csv places its change in this distribution."]
 

@@ -14,8 +14,8 @@ from scipy import stats
 
 from postprocess.inverse_scaling.analysis import run_analysis
 from postprocess.inverse_scaling.compare import mcnemar_greater
-from postprocess.inverse_scaling.credibility import (min_detectable_net, min_detectable_share, replication_of,
-                                                     share_interval, share_lower_bound)
+from postprocess.inverse_scaling.credibility import (min_detectable_share, replication_of, share_interval,
+                                                     share_lower_bound)
 from postprocess.inverse_scaling.parameters import Parameters
 
 JIGSAW = ("BLINK", "val", "Jigsaw")
@@ -260,18 +260,17 @@ def test_the_share_interval_is_scipys_exact_clopper_pearson(wins_trials):
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(8, 600), st.sampled_from([0.05, 0.01]))
-def test_the_minimum_detectable_net_is_where_the_exact_test_reaches_80_percent_power(discordant, alpha):
-    net = min_detectable_net(np.array([discordant]), alpha)[0]
+def test_the_minimum_detectable_share_is_where_the_exact_test_reaches_80_percent_power(discordant, alpha):
+    pi = min_detectable_share(np.array([discordant]), alpha)[0]
     critical = next(k for k in range(discordant + 1) if stats.binom.sf(k - 1, discordant, 0.5) <= alpha)
-    pi = (net / discordant + 1) / 2
     assert stats.binom.sf(critical - 1, discordant, pi) == pytest.approx(0.8, abs=1e-6)
     assert stats.binom.sf(critical - 1, discordant, pi - 0.01) < 0.8
 
 
 def test_too_few_discordant_questions_can_detect_no_net():
     # 4 discordant questions: even 4 of 4 has p = 1/16 > 0.05.
-    assert np.isnan(min_detectable_net(np.array([4, 0]), 0.05)).all()
-    assert not np.isnan(min_detectable_net(np.array([5]), 0.05)[0])
+    assert np.isnan(min_detectable_share(np.array([4, 0]), 0.05)).all()
+    assert not np.isnan(min_detectable_share(np.array([5]), 0.05)[0])
 
 
 @settings(max_examples=200, deadline=None)
