@@ -21,13 +21,15 @@ from postprocess.inverse_scaling.compare import (
     family_pairs,
 )
 from lmms_eval_tasks.catalog import ORDERING_VARIANTS
-from postprocess.inverse_scaling.parameters import CI_LEVEL, COT_VARIANT, REPLICATION_FAMILIES, Parameters
+from postprocess.inverse_scaling.parameters import (CI_LEVEL, COT_VARIANT, NOISE_VARIANT, REPLICATION_FAMILIES,
+                                                    Parameters)
 from postprocess.inverse_scaling.stats import add_significance
 from postprocess.order import family_order
 
 CASE_COLUMNS = [
     "family", "benchmark", "split", "subtask", "small", "large", "n", "flip_inv", "flip_norm", "net",
-    "acc_small", "acc_large", "acc_delta", "p_value", "bh_cases", "bh_all", "unsettled_small", "unsettled_large",
+    "acc_small", "acc_large", "acc_delta", "p_value", "q_cases", "bh_cases", "q_all", "bh_all", "unsettled_small",
+    "unsettled_large",
     "net_if_unsettled_excluded", "net_if_unsettled_wrong", "net_if_unsettled_candidate", "net_unsettled_min",
     "net_unsettled_max", "unsettled_decides",
 ]  # fmt: skip
@@ -161,10 +163,11 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     # The credibility verdict reads the controls' runs, so it comes after them.
     shared = credibility.shared_answers(table, cases, variant)
     analysis.flips = credibility.comparison_flips(table, cases, variant, shared)
+    noise = credibility.run_to_run_noise(outcomes, comparisons[comparisons["eligible"]], variant)
     analysis.cases = credibility.case_verdicts(
-        cases, comparisons, analysis.controls, credibility.run_to_run_noise(outcomes, cases, variant),
-        credibility.extraction_exposure(table, cases, variant, shared), has_tiers=credibility.records_tiers(table),
-        min_net=params.min_net, alpha=params.alpha, treatment=params.unsettled)
+        cases, comparisons, analysis.controls, noise, credibility.extraction_exposure(table, cases, variant, shared),
+        has_tiers=credibility.records_tiers(table), min_net=params.min_net, alpha=params.alpha, fdr=params.fdr,
+        treatment=params.unsettled)
     # The family-wide trend (ours): one test per family x subtask, and each case placed against it.
     analysis.trends, analysis.trend_points = trend.family_trends(outcomes, present, variant, min_n=params.min_n,
                                                                  fdr=params.fdr, level=CI_LEVEL)
@@ -178,7 +181,7 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         "variants": list(outcomes.variants),
         **_case_summary(analysis),
         **_control_summary(analysis),
-        "credibility": credibility.verdict_summary(analysis.cases),
+        "credibility": credibility.verdict_summary(analysis.cases, noise, comparisons, params.fdr),
         "unsettled": _unsettled_summary(analysis),
         "trend": trend.trend_summary(analysis.trends, analysis.cases),
     }
@@ -282,17 +285,19 @@ def _control_summary(analysis: Analysis) -> dict:
     if analysis.option_order is not None:
         order = analysis.option_order
         variants = list(dict.fromkeys(order["ordering"]))[1:]  # the first is the analysed run itself
-        runs = order[order["ordering"] != analysis.parameters.variant]
+        # The identity re-run replays the original order: a noise run, not a reordered one.
+        runs = order[~order["ordering"].isin([analysis.parameters.variant, NOISE_VARIANT])]
         summary["option_order"] = {
             "variants": variants,
             "cases_covered": int(len(runs[case_numbers.CASE_KEY].drop_duplicates())),
             "runs": len(runs),
             "runs_with_positive_net": int((runs["net"] > 0).sum()),
+            "runs_with_min_net": int((runs["net"] >= analysis.parameters.min_net).sum()),
         }
-        if "identity" in variants:
+        if NOISE_VARIANT in variants:
             # Appendix J: how far a re-run of the unchanged prompt moves Net bounds run-to-run variation.
             base = order[order["ordering"] == analysis.parameters.variant].set_index(case_numbers.CASE_KEY)["net"]
-            replay = order[order["ordering"] == "identity"].set_index(case_numbers.CASE_KEY)["net"]
+            replay = order[order["ordering"] == NOISE_VARIANT].set_index(case_numbers.CASE_KEY)["net"]
             summary["option_order"]["identity_runs"] = len(replay)
             summary["option_order"]["identity_max_net_change"] = int((replay - base.reindex(replay.index)).abs().max())
     return summary

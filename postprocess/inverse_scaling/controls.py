@@ -37,8 +37,9 @@ def control_flips(outcomes: Outcomes, cases: pd.DataFrame, *, base_variant: str,
 
     Columns: n, flip_inv, flip_norm, net, acc_small, acc_large (% under `variant`), p_value,
     base_acc_small, base_acc_large (% under the base variant on the same questions),
-    base_flip_inv (the larger model's base-variant losses among them) and recovered (how many of
-    those the larger model answers correctly under `variant`). Cases without shared questions are
+    base_flip_inv (the larger model's base-variant losses among them), base_flip_norm (the smaller
+    model's) and recovered (how many of the base_flip_inv the larger model answers correctly under
+    `variant`). Cases without shared questions are
     dropped.
     """
     base, other = outcomes.variant_index(base_variant), outcomes.variant_index(variant)
@@ -56,6 +57,7 @@ def control_flips(outcomes: Outcomes, cases: pd.DataFrame, *, base_variant: str,
         frame["base_acc_small"] = base_counts[:, SMALL_RIGHT].sum(axis=1)
         frame["base_acc_large"] = base_counts[:, LARGE_RIGHT].sum(axis=1)
         frame["base_flip_inv"] = base_counts[:, INVERSE]
+        frame["base_flip_norm"] = base_counts[:, NORMAL]
         frame["recovered"] = shared[:, INVERSE, LARGE_RIGHT].sum(axis=1)
         rows.append(frame)
     columns = [
@@ -70,6 +72,7 @@ def control_flips(outcomes: Outcomes, cases: pd.DataFrame, *, base_variant: str,
         "base_acc_small",
         "base_acc_large",
         "base_flip_inv",
+        "base_flip_norm",
         "recovered",
     ]
     if not rows:

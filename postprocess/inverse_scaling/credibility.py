@@ -1,17 +1,27 @@
 """Whether a case holds: its flipped questions, and a credibility verdict from the runs the logs hold.
 
     flips = comparison_flips(table, analysis.cases, variant)   # one row per flipped question of each case
-    verdicts = case_verdicts(cases, comparisons, controls, run_to_run_noise(outcomes, cases, variant), flips, ...)
+    noise = run_to_run_noise(outcomes, eligible_comparisons, variant)
+    verdicts = case_verdicts(cases, comparisons, controls, noise, exposure, ...)
 
-Each check is "pass", "fail" or "not run" (the logs cannot make it); a check never passes silently.
-- option order (`order_check`): Net > 0 in every reordered run of the case's two models the logs hold
-  (REORDERING_VARIANTS: reverse, shift1-3); `order_nets` lists them ("reverse -19; shift1 +4"). Not run
-  without a reordered run of the case.
-- run-to-run noise (`noise_check`): Net > `noise_threshold`, the number of answers of the two models, on the
-  case's questions answered with a known gold in both runs, whose correctness differs between the analysed
-  run and the identity re-run (the unchanged prompt run again). Each such answer moves Net by at most one, so
-  a Net above the threshold is more than the re-run's own variation could make. Not run without an identity
-  re-run of both models on the subtask.
+Each check is "pass", "fail" or "not run" (the logs cannot make it); a check never passes silently. A re-run or
+reordered run decides a check only when it covers at least RERUN_COVERAGE (80%) of the case's n questions (it
+shares k of them: both models answered them with a known gold in both runs); one that covers fewer leaves the check
+"not run (re-run covers k of n)". Both run checks ask what the case definition asks of the main run, Net >= min_net;
+the definition's other part, n >= min_n, is replaced by the coverage rule (a re-run is read on the case's own
+questions, not as a new comparison).
+- option order (`order_check`): Net >= min_net in every reordered run of the case's two models the logs hold
+  (REORDERING_VARIANTS: reverse, shift1-3) that covers the case; one such run below fails it (Net 0 or +3 with
+  min_net 5 too). Not run without a covering reordered run. `order_n_<variant>` and `order_net_<variant>` carry
+  each reordered run's shared questions and Net (null without one), `order_nets` says them in words.
+- run-to-run noise (`noise_check`): the paper's measure (Appendix J: the identity replays "differ from the
+  main-evaluation values in Table 3 by up to 11 Net points in either direction"): the case's Net in the identity
+  re-run (the unchanged prompt run again), `noise_net`, on its `noise_n` shared questions; passes when
+  noise_net >= min_net. `noise_net_change` is noise_net less the main run's Net on the same questions (the main Net
+  itself when the re-run covers them all). Not run without a covering re-run of both models.
+  `run_to_run_noise` measures the change over every eligible comparison with a covering re-run, which one re-run of
+  one case cannot give: `noise_change_percentile` places the case's |change| in that distribution (the share of
+  those comparisons whose |change| is at most the case's), and verdict_summary prints its 95th percentile.
 - extraction (`extraction_check`): `worst_case_net` >= min_net, where worst_case_net is Net less the FlipInv
   flips that rest on a weak letter: either model's `extraction_tier` is "reading" or "judge", or unknown
   (null while a prediction exists). Removing weak FlipNorm flips could only raise Net, so they stay. Not run
@@ -20,18 +30,21 @@ Replication is not a check: the paper calls the three-family criterion "a report
 underlying pairwise case definition" (Section 5.4). `replication_families` ("k of m") says beside the verdict in how
 many of the m families with an eligible comparison on the subtask it has cases, and `replicated` whether k >=
 REPLICATION_FAMILIES.
-Statistics printed beside the case (not checks):
-- `share_ci_low`, `share_ci_high`: the exact (Clopper-Pearson) interval at CI_LEVEL of FlipInv / D, D = FlipInv +
-  FlipNorm, the share of the discordant questions the smaller model wins;
-- `net_ci_low`, `net_ci_high`: D (2 share - 1) at those bounds: Net's exact interval given its D discordant
-  questions;
-- `min_detectable_net`: with D held at the case's, the smallest Net = D (2 pi - 1) that the one-sided exact
-  McNemar test at level alpha detects with probability POWER: pi solves P(Binomial(D, pi) >= k) = POWER, k the
-  test's critical count (the least k with P(Binomial(D, 1/2) >= k) <= alpha). NaN when D is too small for the
-  test to reject at all.
+Statistics printed beside the case (not checks), all given the case's D = FlipInv + FlipNorm discordant questions
+(Net = D (2 share - 1), share = FlipInv / D the share of them the smaller model wins):
+- `share_lower_bound`, `net_lower_bound`: the one-sided exact (Clopper-Pearson) lower bound at CI_LEVEL, the
+  interval that matches the one-sided McNemar test: p_value <= 1 - CI_LEVEL exactly when net_lower_bound >= 0;
+- `share_ci_low`, `share_ci_high`, `net_ci_low`, `net_ci_high`: the two-sided exact interval at CI_LEVEL;
+- `min_detectable_share`, `min_detectable_net`: a property of the design, not of the observed Net: with D
+  discordant questions, a true share of min_detectable_share (Net D (2 share - 1)) would be detected POWER (80%)
+  of the time by the one-sided exact test at level alpha: the share solves P(Binomial(D, share) >= k) = POWER, k
+  the test's critical count (the least k with P(Binomial(D, 1/2) >= k) <= alpha). NaN when D is too small for
+  the test to reject at all. `min_detectable_share_bh`, `min_detectable_net_bh`: the same at the level BH
+  applied over all eligible comparisons (`bh_level`: fdr R / m, R of the m eligible comparisons rejected; fdr / m
+  when none was).
 `verdict` (is the case an artefact of option order, run-to-run noise or the reading of answers?): "fail" when a
-check failed; "pass" when all three ran and passed; "pass, k not run" when none failed and some ran; "not checked"
-when none could run. `failed_checks` names the failed ones.
+check failed; "pass" when all three ran and passed (fully checked); "none failed, k not run" when none failed and
+some ran (not a pass); "not checked" when none could run. `failed_checks` names the failed ones.
 """
 
 from __future__ import annotations
@@ -41,12 +54,8 @@ import pandas as pd
 from scipy.special import bdtrc, bdtri, betaincinv
 
 from postprocess.inverse_scaling.cases import CASE_KEY
-from postprocess.inverse_scaling.compare import (
-    GROUP_KEY,
-    MISSING,
-    QUESTION_KEY,
-    Outcomes,
-)
+from postprocess.inverse_scaling.compare import GROUP_KEY, QUESTION_KEY, Outcomes
+from postprocess.inverse_scaling.controls import control_flips
 from postprocess.inverse_scaling.settlement import settled_by
 from postprocess.logs.extra import extra_fields
 from postprocess.inverse_scaling.parameters import (
@@ -55,16 +64,22 @@ from postprocess.inverse_scaling.parameters import (
     POWER,
     REORDERING_VARIANTS,
     REPLICATION_FAMILIES,
+    RERUN_COVERAGE,
     WEAK_TIERS,
 )
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
+NOT_CHECKED = "not checked"
 CHECKS = {"order_check": "option order", "noise_check": "run-to-run noise", "extraction_check": "extraction"}
 CREDIBILITY_COLUMNS = [
-    "verdict", "failed_checks", "order_check", "order_nets", "noise_check", "noise_threshold", "extraction_check",
-    "worst_case_net", "replicated", "replication_families", "share_ci_low", "share_ci_high", "net_ci_low",
-    "net_ci_high", "min_detectable_net",
+    "verdict", "failed_checks", "order_check", "order_nets",
+    *(f"order_{field}_{variant}" for variant in REORDERING_VARIANTS for field in ("n", "net")),
+    "noise_check", "noise_n", "noise_net", "noise_net_change", "noise_change_percentile", "extraction_check",
+    "worst_case_net", "replicated", "replication_families", "share_lower_bound", "net_lower_bound", "share_ci_low",
+    "share_ci_high", "net_ci_low", "net_ci_high", "min_detectable_share", "min_detectable_net",
+    "min_detectable_share_bh", "min_detectable_net_bh",
 ]  # fmt: skip
+NOISE_COLUMNS = [*CASE_KEY, "n", "noise_n", "noise_net", "noise_net_change", "covered"]
 FLIP_INV, FLIP_NORM = "FlipInv", "FlipNorm"
 # What each side of a flip carries: its letter and how it was obtained (the record's fields, `extra`'s), the letter
 # the rules withheld (`candidate`) and who settled the answer (settlement.SETTLED_BY).
@@ -183,43 +198,53 @@ def extraction_exposure(table: pd.DataFrame, cases: pd.DataFrame, variant: str,
     return exposure[columns]
 
 
-def run_to_run_noise(outcomes: Outcomes, cases: pd.DataFrame, base_variant: str) -> pd.DataFrame:
-    """Per case (CASE_KEY): noise_n, its questions answered with known gold by both models in both the analysed
-    run and the identity re-run, and noise_threshold, how many of those 2 x noise_n answers changed correctness
-    between the two runs (NaN without a re-run of both models on the subtask)."""
-    columns = [*CASE_KEY, "noise_n", "noise_threshold"]
-    if NOISE_VARIANT not in outcomes.variants or cases.empty:
-        return pd.DataFrame(columns=columns)
-    base, again = outcomes.values[outcomes.variant_index(base_variant)], outcomes.values[
-        outcomes.variant_index(NOISE_VARIANT)]
-    groups = len(outcomes.groups)
-    rows = []
-    for (small, large), part in cases.groupby(["small", "large"], sort=False):
-        s, m = outcomes.model_index(small), outcomes.model_index(large)
-        shared = (base[s] != MISSING) & (base[m] != MISSING) & (again[s] != MISSING) & (again[m] != MISSING)
-        changed = (base[s] != again[s]).astype(np.int64) + (base[m] != again[m])
-        group = outcomes.question_group[shared]
-        n = np.bincount(group, minlength=groups)
-        churn = np.bincount(group, weights=changed[shared], minlength=groups)
-        at = part["group"].to_numpy()
-        rows.append(part[CASE_KEY].assign(noise_n=n[at], noise_threshold=np.where(n[at] > 0, churn[at], np.nan)))
-    return pd.concat(rows, ignore_index=True)[columns]
+def run_to_run_noise(outcomes: Outcomes, comparisons: pd.DataFrame, base_variant: str) -> pd.DataFrame:
+    """Per comparison (CASE_KEY rows, with `group` and `n`: the eligible comparisons, say) that the identity re-run
+    shares a question with: NOISE_COLUMNS. noise_n, the questions answered with a known gold by both models in
+    both runs; noise_net, Net in the re-run on them; noise_net_change, noise_net less the main run's Net on the
+    same questions; covered, whether noise_n >= RERUN_COVERAGE n. Empty without a re-run."""
+    if NOISE_VARIANT not in outcomes.variants or comparisons.empty:
+        return pd.DataFrame(columns=NOISE_COLUMNS)
+    again = control_flips(outcomes, comparisons, base_variant=base_variant, variant=NOISE_VARIANT)
+    frame = again[CASE_KEY].merge(comparisons[[*CASE_KEY, "n"]], on=CASE_KEY, how="left")
+    frame["noise_n"] = again["n"].to_numpy()
+    frame["noise_net"] = again["net"].to_numpy()
+    frame["noise_net_change"] = (again["net"] - (again["base_flip_inv"] - again["base_flip_norm"])).to_numpy()
+    frame["covered"] = frame["noise_n"] >= RERUN_COVERAGE * frame["n"]
+    return frame[NOISE_COLUMNS]
+
+
+def covered_changes(noise: pd.DataFrame) -> np.ndarray:
+    """|noise_net_change| of the comparisons whose re-run covers them (run_to_run_noise), sorted."""
+    return np.sort(noise.loc[noise["covered"].astype(bool), "noise_net_change"].abs().to_numpy(dtype=float))
 
 
 def share_interval(wins: np.ndarray, trials: np.ndarray, level: float = CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Clopper-Pearson interval of wins / trials (NaN where trials is 0)."""
-    wins, trials = np.asarray(wins, dtype=float), np.asarray(trials, dtype=float)
+    """Two-sided Clopper-Pearson interval of wins / trials at `level` (NaN where trials is 0)."""
     tail = (1 - level) / 2
+    return share_lower_bound(wins, trials, 1 - tail), _share_upper_bound(wins, trials, 1 - tail)
+
+
+def share_lower_bound(wins: np.ndarray, trials: np.ndarray, level: float = CI_LEVEL) -> np.ndarray:
+    """One-sided Clopper-Pearson lower bound of wins / trials at `level`: the beta quantile of the exact binomial
+    interval (scipy's; NaN where trials is 0)."""
+    wins, trials = np.asarray(wins, dtype=float), np.asarray(trials, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(wins > 0, betaincinv(wins, trials - wins + 1, tail), 0.0)
-        high = np.where(wins < trials, betaincinv(wins + 1, trials - wins, 1 - tail), 1.0)
-    empty = trials == 0
-    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+        low = np.where(wins > 0, betaincinv(wins, trials - wins + 1, 1 - level), 0.0)
+    return np.where(trials == 0, np.nan, low)
 
 
-def min_detectable_net(discordant: np.ndarray, alpha: float, power: float = POWER) -> np.ndarray:
-    """The smallest Net the one-sided exact McNemar test at `alpha` detects with probability `power`, given D
-    discordant questions (module docstring); NaN where no outcome of D questions is significant."""
+def _share_upper_bound(wins: np.ndarray, trials: np.ndarray, level: float) -> np.ndarray:
+    wins, trials = np.asarray(wins, dtype=float), np.asarray(trials, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        high = np.where(wins < trials, betaincinv(wins + 1, trials - wins, level), 1.0)
+    return np.where(trials == 0, np.nan, high)
+
+
+def min_detectable_share(discordant: np.ndarray, alpha: float, power: float = POWER) -> np.ndarray:
+    """The true share of the D discordant questions won by the smaller model that the one-sided exact McNemar test
+    at `alpha` detects with probability `power` (module docstring); NaN where no outcome of D questions is
+    significant. Its Net is D (2 share - 1)."""
     result = np.full(len(discordant), np.nan)
     for d in np.unique(discordant):
         d = int(d)
@@ -227,26 +252,48 @@ def min_detectable_net(discordant: np.ndarray, alpha: float, power: float = POWE
         significant = wins[bdtrc(wins - 1, d, 0.5) <= alpha]
         if d == 0 or not len(significant):
             continue
-        pi = bdtri(significant[0] - 1, d, 1 - power)  # P(X <= k - 1) = 1 - power, i.e. P(X >= k) = power
-        result[np.asarray(discordant) == d] = d * (2 * pi - 1)
+        # P(X <= k - 1) = 1 - power, i.e. P(X >= k) = power
+        result[np.asarray(discordant) == d] = bdtri(significant[0] - 1, d, 1 - power)
     return result
 
 
-def _order_checks(cases: pd.DataFrame, controls: dict[str, pd.DataFrame]) -> tuple[list[str], list[str]]:
-    """(order_check, order_nets) per case, from the reordered runs in `controls` (variant -> control_flips)."""
-    runs: dict[tuple, list[tuple[str, int]]] = {}
-    for variant in (v for v in REORDERING_VARIANTS if v in controls):
-        for row in controls[variant][[*CASE_KEY, "net"]].itertuples(index=False):
-            runs.setdefault(tuple(row[:-1]), []).append((variant, int(row[-1])))
-    checks, nets = [], []
-    for key in cases[CASE_KEY].itertuples(index=False):
-        found = runs.get(tuple(key), [])
-        checks.append(NOT_RUN if not found else PASS if all(net > 0 for _, net in found) else FAIL)
-        nets.append("; ".join(f"{variant} {net:+d}" for variant, net in found))
-    return checks, nets
+def bh_level(comparisons: pd.DataFrame, fdr: float) -> float:
+    """The level BH applied over all eligible comparisons: a p-value is rejected exactly when it is at most
+    fdr R / m, R of the m comparisons rejected; fdr / m (what the smallest would need) when none was."""
+    eligible = comparisons[comparisons["eligible"]]
+    return fdr * max(int(eligible["bh_all"].sum()), 1) / max(len(eligible), 1)
 
 
-def _replication(cases: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
+def _covers(n: float, case_n: float) -> bool:
+    return n >= RERUN_COVERAGE * case_n
+
+
+def _order_checks(cases: pd.DataFrame, controls: dict[str, pd.DataFrame], min_net: int) -> pd.DataFrame:
+    """order_check, order_nets and order_n_/order_net_<variant> per case, from the reordered runs in `controls`
+    (variant -> control_flips)."""
+    frame = pd.DataFrame(index=cases.index)
+    keys = cases[CASE_KEY].astype(object)
+    for variant in REORDERING_VARIANTS:
+        runs = controls.get(variant, pd.DataFrame(columns=[*CASE_KEY, "n", "net"]))
+        found = keys.merge(runs[[*CASE_KEY, "n", "net"]].astype({c: object for c in CASE_KEY}), on=CASE_KEY,
+                           how="left")
+        frame[f"order_n_{variant}"] = pd.array(found["n"].to_numpy(dtype=float), dtype="Int64")
+        frame[f"order_net_{variant}"] = pd.array(found["net"].to_numpy(dtype=float), dtype="Int64")
+    checks, words = [], []
+    for case_n, row in zip(cases["n"], frame.itertuples(index=False)):
+        runs = [(variant, n, net) for variant, n, net in zip(REORDERING_VARIANTS, row[::2], row[1::2])
+                if not pd.isna(n)]
+        counted = [net for _, n, net in runs if _covers(n, case_n)]
+        checks.append(NOT_RUN if not counted else PASS if all(net >= min_net for net in counted) else FAIL)
+        words.append("; ".join(f"{variant} {net:+d} on {n} of {case_n}"
+                               + ("" if _covers(n, case_n) else f" (under {RERUN_COVERAGE:.0%}: not counted)")
+                               for variant, n, net in runs))
+    frame.insert(0, "order_check", checks)
+    frame.insert(1, "order_nets", words)
+    return frame
+
+
+def replication_of(cases: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
     """replicated and replication_families per case (the module docstring): an attribute, never a check."""
     eligible = comparisons[comparisons["eligible"]]
     compared = eligible.groupby("group")["family_index"].nunique()
@@ -259,6 +306,11 @@ def _replication(cases: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame
                         index=cases.index)
 
 
+def partly_checked(not_run: int) -> str:
+    """The verdict of a case none of whose checks failed and `not_run` of them could not run: not a pass."""
+    return f"none failed, {not_run} not run"
+
+
 def _verdict(checks: pd.DataFrame) -> tuple[list[str], list[str]]:
     verdicts, failures = [], []
     for row in checks.itertuples(index=False):
@@ -269,25 +321,41 @@ def _verdict(checks: pd.DataFrame) -> tuple[list[str], list[str]]:
         if failed:
             verdicts.append(FAIL)
         elif not_run == len(CHECKS):
-            verdicts.append("not checked")
+            verdicts.append(NOT_CHECKED)
         else:
-            verdicts.append(PASS if not not_run else f"pass, {not_run} not run")
+            verdicts.append(PASS if not not_run else partly_checked(not_run))
     return verdicts, failures
+
+
+def _noise_columns(cases: pd.DataFrame, noise: pd.DataFrame, min_net: int) -> pd.DataFrame:
+    """noise_check, noise_n, noise_net, noise_net_change and noise_change_percentile per case (module docstring)."""
+    keys = cases[CASE_KEY].astype(object)
+    found = keys.merge(noise.astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")
+    covered = found["covered"].fillna(False).astype(bool).to_numpy()
+    net = found["noise_net"].to_numpy(dtype=float)
+    change = found["noise_net_change"].to_numpy(dtype=float)
+    changes = covered_changes(noise)
+    at_most = np.searchsorted(changes, np.abs(change), side="right")
+    frame = pd.DataFrame({
+        "noise_check": np.where(~covered, NOT_RUN, np.where(net >= min_net, PASS, FAIL)),
+        "noise_n": pd.array(found["noise_n"].to_numpy(dtype=float), dtype="Int64"),
+        "noise_net": pd.array(net, dtype="Int64"),
+        "noise_net_change": pd.array(change, dtype="Int64"),
+        "noise_change_percentile": np.where(covered, 100.0 * at_most / max(len(changes), 1), np.nan),
+    }, index=cases.index)
+    return frame
 
 
 def case_verdicts(cases: pd.DataFrame, comparisons: pd.DataFrame, controls: dict[str, pd.DataFrame],
                   noise: pd.DataFrame, exposure: pd.DataFrame, *, has_tiers: bool, min_net: int,
-                  alpha: float, treatment: str) -> pd.DataFrame:
-    """The cases (their rows, in their order) with CREDIBILITY_COLUMNS added (module docstring)."""
+                  alpha: float, fdr: float, treatment: str) -> pd.DataFrame:
+    """The cases (their rows, in their order) with CREDIBILITY_COLUMNS added (module docstring); `noise` is
+    run_to_run_noise over the eligible comparisons."""
     frame = cases.copy()
-    frame["order_check"], frame["order_nets"] = _order_checks(cases, controls)
+    frame = frame.join(_order_checks(cases, controls, min_net))
+    frame = frame.join(_noise_columns(cases, noise, min_net))
 
     keys = cases[CASE_KEY].astype(object)
-    noise = keys.merge(noise.astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")
-    threshold = noise["noise_threshold"].astype(float).to_numpy()
-    frame["noise_threshold"] = threshold
-    frame["noise_check"] = np.where(np.isnan(threshold), NOT_RUN, np.where(cases["net"] > threshold, PASS, FAIL))
-
     exposure = keys.merge(exposure.astype({c: object for c in CASE_KEY}), on=CASE_KEY, how="left")
     weak = (exposure["weak_flip_inv"].fillna(0) + exposure["weak_agreeing"].fillna(0)).astype(int).to_numpy()
     # Excluded unsettled questions could each be a FlipNorm: Net's least value over their resolutions.
@@ -299,27 +367,39 @@ def case_verdicts(cases: pd.DataFrame, comparisons: pd.DataFrame, controls: dict
                                          np.where(frame["worst_case_net"] >= min_net, PASS, FAIL))
     frame.loc[external, "worst_case_net"] = np.nan
 
-    frame = frame.join(_replication(cases, comparisons))
+    frame = frame.join(replication_of(cases, comparisons))
     discordant = (cases["flip_inv"] + cases["flip_norm"]).to_numpy()
-    low, high = share_interval(cases["flip_inv"].to_numpy(), discordant)
+    wins = cases["flip_inv"].to_numpy()
+    frame["share_lower_bound"] = share_lower_bound(wins, discordant)
+    frame["net_lower_bound"] = discordant * (2 * frame["share_lower_bound"] - 1)
+    low, high = share_interval(wins, discordant)
     frame["share_ci_low"], frame["share_ci_high"] = low, high
     frame["net_ci_low"], frame["net_ci_high"] = discordant * (2 * low - 1), discordant * (2 * high - 1)
-    frame["min_detectable_net"] = min_detectable_net(discordant, alpha)
+    for suffix, level in (("", alpha), ("_bh", bh_level(comparisons, fdr))):
+        share = min_detectable_share(discordant, level)
+        frame[f"min_detectable_share{suffix}"] = share
+        frame[f"min_detectable_net{suffix}"] = discordant * (2 * share - 1)
     frame["verdict"], frame["failed_checks"] = _verdict(frame[list(CHECKS)])
     return frame
 
 
-def verdict_summary(cases: pd.DataFrame) -> dict:
-    """summary.json's credibility numbers: the headline count (no check failed and at least one ran) and how
-    each check came out."""
+def verdict_summary(cases: pd.DataFrame, noise: pd.DataFrame, comparisons: pd.DataFrame, fdr: float) -> dict:
+    """summary.json's credibility numbers: the headline counts (fully checked and passing, partly checked, ...),
+    how each check came out, the distribution of the re-run's Net change and the BH level of the _bh MDE."""
     verdict = cases["verdict"] if len(cases) else pd.Series(dtype=object)
-    passing = verdict.str.startswith(PASS)
+    changes = covered_changes(noise)
     return {
         "cases": len(cases),
-        "pass_checks_run": int(passing.sum()),
         "pass_all_checks": int((verdict == PASS).sum()),
+        "partly_checked": int((~verdict.isin([PASS, FAIL, NOT_CHECKED])).sum()),
         "fail": int((verdict == FAIL).sum()),
-        "not_checked": int((verdict == "not checked").sum()),
+        "not_checked": int((verdict == NOT_CHECKED).sum()),
         **{column: {state: int((cases[column] == state).sum()) for state in (PASS, FAIL, NOT_RUN)}
            for column in CHECKS},
+        "noise_change": {
+            "comparisons": len(changes),
+            "p95_abs_net_change": float(np.percentile(changes, 95)) if len(changes) else None,
+            "max_abs_net_change": int(changes.max()) if len(changes) else None,
+        },
+        "bh_level": bh_level(comparisons, fdr),
     }

@@ -38,7 +38,9 @@ class TaxonomyParameters:
     sides: str = "paper"  # paper: the correct model is "Model A" (G.1); random: a seeded coin per question
 
 # The credibility verdict of each case (inverse_scaling/credibility.py).
-CI_LEVEL = 0.95  # the exact (Clopper-Pearson) intervals of FlipInv / (FlipInv + FlipNorm) and of Net
+CI_LEVEL = 0.95  # the exact (Clopper-Pearson) bounds of FlipInv / (FlipInv + FlipNorm) and of Net: one-sided, as the
+# test is, and two-sided beside it
+RERUN_COVERAGE = 0.8  # a re-run or reordered run decides a check only when it shares this part of the case's questions
 POWER = 0.8  # the minimum detectable Net is the smallest the McNemar test at `alpha` finds with this probability
 REORDERING_VARIANTS = ("reverse", "shift1", "shift2", "shift3")  # option-order runs; "identity" is the noise re-run
 NOISE_VARIANT = "identity"  # the unchanged prompt re-run: run-to-run noise (Appendix J)

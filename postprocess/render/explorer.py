@@ -54,7 +54,7 @@ from postprocess.inverse_scaling.credibility import (
     comparison_flips,
     rests_on_weak_letter,
 )
-from postprocess.inverse_scaling.parameters import CI_LEVEL, NOISE_VARIANT, POWER, REORDERING_VARIANTS
+from postprocess.inverse_scaling.parameters import CI_LEVEL, NOISE_VARIANT, POWER, REORDERING_VARIANTS, RERUN_COVERAGE
 from postprocess.inverse_scaling.settlement import resolve, settled_by
 from postprocess.render.trend_tables import trend_html
 
@@ -504,6 +504,36 @@ def _number(value: float, digits: int = 1) -> str:
     return "–" if value is None or np.isnan(value) else f"{value:.{digits}f}"
 
 
+def _integer(value: object) -> str:
+    return "–" if value is None or pd.isna(value) else f"{int(value):+d}"
+
+
+def _noise_detail(row: dict) -> str:
+    if row.get("noise_n") is None or pd.isna(row.get("noise_n")):
+        return "no identity re-run of both models on this subtask"
+    coverage = f"the identity re-run covers {int(row['noise_n'])} of {row['n']} questions"
+    if row.get("noise_check") == "not run":
+        return f"not run ({coverage}, under {RERUN_COVERAGE:.0%})"
+    return (f"the case's Net ≥ min_net asked of the re-run: Net {_integer(row['noise_net'])} there ({coverage}), "
+            f"{_integer(row['noise_net_change'])} from the main run's on them; its |change| is at least that of "
+            f"{_number(row.get('noise_change_percentile'), 0)}% of the eligible comparisons with a re-run")
+
+
+def _check_rules(row: dict) -> dict[str, str]:
+    """Each check's rule and outcome in words (credibility.py's definitions, with the case's numbers)."""
+    return {
+        "order_check": (f"the case's Net ≥ min_net asked of each reordered run covering {RERUN_COVERAGE:.0%}: "
+                        f"{row['order_nets']}" if row.get("order_nets") else "no reordered run in the logs"),
+        "noise_check": _noise_detail(row),
+        "extraction_check": (f"worst-case Net {_number(row.get('worst_case_net'), 0)}: Net without the FlipInv flips "
+                             "with a reading-rule, judge-settled, unsettled or unknown-tier answer on either side, "
+                             "less the agreeing questions such an answer could make a FlipNorm"
+                             if row.get("extraction_check") != "not run"
+                             else "not run: the logs record no extraction tier, or some of its letters were read "
+                                  "by another harness (no text of ours to judge)"),
+    }
+
+
 # What each check asks (the definitions: inverse_scaling/credibility.py and docs/flip_explorer.md). Its numbers are
 # read generically: every case column named after the check ("<stem>_check" and "<stem>_..."), and CHECK_FIELDS.
 CHECK_QUESTIONS = {
@@ -567,7 +597,7 @@ def _run_coverage(table: pd.DataFrame, rows: pd.DataFrame, variant: str) -> dict
 def _checks_html(row: dict, coverage: dict[str, tuple[int, int]], weak_flip_inv: int) -> str:
     """One row per check: its state, its question, its fields (check_fields) and its question counts: the
     shared questions each control run holds, or the FlipInv flips that rest on a weak letter."""
-    rows = []
+    rows, rules = [], _check_rules(row)
     for column, name in CHECKS.items():
         counts = [f"{run}: {k} of {n} shared questions in the run" for run, (k, n) in coverage.items()
                   if run in CHECK_RUNS.get(column, ())]
@@ -578,6 +608,7 @@ def _checks_html(row: dict, coverage: dict[str, tuple[int, int]], weak_flip_inv:
         fields = _fields_words(check_fields(row, column))
         rows.append(f'<tr data-check="{html.escape(column)}"><th>{html.escape(name)}</th>'
                     f"<td>{_badge(str(row.get(column)))}</td><td>{html.escape(CHECK_QUESTIONS.get(column, ''))}"
+                    f'<div class="rule">{html.escape(rules[column])}</div>'
                     f'<div class="fields">{html.escape(fields)}</div>'
                     f'<div class="counts">{html.escape("; ".join(counts))}</div></td></tr>')
     return f'<table class="checks"><tbody>{"".join(rows)}</tbody></table>'
@@ -585,11 +616,17 @@ def _checks_html(row: dict, coverage: dict[str, tuple[int, int]], weak_flip_inv:
 
 def _statistics_html(row: dict) -> str:
     level = round(100 * CI_LEVEL)
-    return (f'<p class="stats">FlipInv share {_number(row["share_ci_low"], 2)}–{_number(row["share_ci_high"], 2)} '
-            f"({level}% exact CI of FlipInv / (FlipInv + FlipNorm)); Net {level}% CI "
-            f"[{_number(row['net_ci_low'])}, {_number(row['net_ci_high'])}]; minimum detectable Net at "
-            f"{round(100 * POWER)}% power: {_number(row['min_detectable_net'])}; one-sided McNemar p = "
-            f"{row['p_value']:.2g}.</p>")
+    discordant = int(row["flip_inv"]) + int(row["flip_norm"])
+    given = f"given its {discordant} discordant questions"
+    return (f'<p class="stats">Net ≥ {_number(row["net_lower_bound"])} (one-sided {level}% exact bound, {given}; '
+            f"two-sided [{_number(row['net_ci_low'])}, {_number(row['net_ci_high'])}]); FlipInv share ≥ "
+            f"{_number(row['share_lower_bound'], 2)} (two-sided {_number(row['share_ci_low'], 2)}–"
+            f"{_number(row['share_ci_high'], 2)}); one-sided McNemar p = {row['p_value']:.2g}, BH q over all "
+            f"eligible comparisons = {row['q_all']:.2g} (exploratory: the case was selected on the same data). "
+            f"With {discordant} discordant questions, a true share of {_number(row['min_detectable_share'], 2)} "
+            f"(Net {_number(row['min_detectable_net'])}) would be detected {round(100 * POWER)}% of the time; "
+            f"at the BH level, {_number(row['min_detectable_share_bh'], 2)} (Net "
+            f"{_number(row['min_detectable_net_bh'])}).</p>")
 
 
 UNSETTLED_WORDS = {"exclude": "left out of the shared questions", "wrong": "counted wrong",

@@ -116,14 +116,20 @@ def _interval(low: float, high: float) -> str:
     return "–" if np.isnan(low) else f"[{low:.1f}, {high:.1f}]"
 
 
+def _lower_bound(value: float) -> str:
+    return "–" if np.isnan(value) else f"≥ {value:.1f}"
+
+
 def _verdict_columns(cases: pd.DataFrame, checks: bool) -> pd.DataFrame:
     """The credibility verdict beside the case (inverse_scaling/credibility.py): each check when `checks`, the
-    verdict, Net's exact interval and the minimum detectable Net."""
+    verdict with the case's significance (raw p, BH q over all eligible comparisons), Net's one-sided exact lower
+    bound and two-sided interval and the minimum detectable Net."""
     level = round(100 * CI_LEVEL)
     columns = {name[0].upper() + name[1:]: cases[column] for column, name in CHECKS.items()} if checks else {}
     columns.update({
         "Verdict": cases["verdict"],
         "Families": cases["replication_families"],
+        f"Net {level}% bound": cases["net_lower_bound"].map(_lower_bound),
         f"Net {level}% CI": [_interval(low, high) for low, high in zip(cases["net_ci_low"], cases["net_ci_high"])],
         f"MDE ({round(100 * POWER)}%)": cases["min_detectable_net"].map(lambda v: "–" if np.isnan(v) else f"{v:.1f}"),
     })
@@ -132,17 +138,20 @@ def _verdict_columns(cases: pd.DataFrame, checks: bool) -> pd.DataFrame:
 
 def _significance_columns(cases: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"p": cases["p_value"].map(lambda p: f"{p:.2g}"),
-                         "BH (cases)": cases["bh_cases"].map({True: "yes", False: ""}),
-                         "BH (all)": cases["bh_all"].map({True: "yes", False: ""})}, index=cases.index)
+                         "q (all)": cases["q_all"].map(lambda q: f"{q:.2g}"),
+                         "BH (cases)": cases["bh_cases"].map({True: "yes", False: ""})}, index=cases.index)
 
 
 OURS = "Ours, not the paper's: "
-VERDICT_NOTE = (f"Verdict: the credibility checks ({', '.join(CHECKS.values())}; “not run” where the logs lack what "
-                "a check needs); Families: in how many of the families compared on the subtask it has cases "
-                "(replication, beside the verdict, never a check); Net CI: exact, given FlipInv + FlipNorm; MDE: the "
-                f"smallest Net the one-sided McNemar test detects with {round(100 * POWER)}% power at that FlipInv + "
-                "FlipNorm; p: one-sided exact McNemar, exploratory (the cases are selected on the same data); BH: "
-                "significant after Benjamini–Hochberg over the cases / over all eligible comparisons.")
+VERDICT_NOTE = (f"Verdict: the credibility checks ({', '.join(CHECKS.values())}; “not run” where the logs lack the "
+                "runs; “pass” only when all three ran); Families: in how many of the families compared on the subtask "
+                "it has cases (replication, beside the verdict, never a check). p: one-sided exact McNemar; q (all): "
+                "BH over all eligible comparisons; BH (cases): significant after Benjamini–Hochberg over the cases "
+                "(exploratory: cases are selected on the same data). Net bound: the one-sided exact lower bound, "
+                "matching the one-sided test; Net CI: two-sided; both given the case's D = FlipInv + FlipNorm "
+                "discordant questions. MDE: with D discordant questions, a true Net this large would be detected "
+                f"{round(100 * POWER)}% of the time at the uncorrected level (a property of the design, not of the "
+                "observed Net; at BH's level: min_detectable_net_bh in cases.csv).")
 
 
 def _top_cases(analysis: Analysis) -> pd.DataFrame:
@@ -484,7 +493,7 @@ def table43_option_order(analysis: Analysis, multi_split: set[str]) -> Table:
 
 
 def table43_option_order_extended(analysis: Analysis, multi_split: set[str]) -> Table:
-    """Beyond the paper: every case the logs hold reordered runs of, its main-run row first."""
+    """Beyond the paper: every case the logs hold an identity re-run or a reordered run of, its main-run row first."""
     rows = analysis.option_order
     base = analysis.parameters.variant
     return Table("table43_option_order_extended",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from postprocess.inverse_scaling.credibility import CHECKS
+from postprocess.inverse_scaling.parameters import NOISE_VARIANT, RERUN_COVERAGE
 from postprocess.render import trend_tables
 from postprocess.render.labels import dataset_label, multi_split_benchmarks
 from postprocess.render.tables import Table, markdown_escape, to_html, to_markdown
@@ -123,12 +124,13 @@ def glossary(analysis: Analysis) -> list[tuple[str, str]]:
         ("Dense / MoE", "a mixture-of-experts (MoE) model uses only some of its parameters per token: its active "
                         "parameters; total parameters count them all."),
         ("Non-monotonic", "a family's accuracy on a subtask that rises and falls with size."),
-        ("Verdict", "a case's credibility checks: Net > 0 under every reordering of the options in the logs; Net "
-                    "above the answers that changed in the identity re-run; Net ≥ "
-                    f"{params.min_net} in the worst case over every weak, unsettled or judge-settled answer. “pass” "
-                    "when all three ran and passed, “pass, k not run” when none failed and k could not run, “not "
-                    "run” where the logs lack what a check needs. Replication (“k of m” families) is shown beside "
-                    "it, not as a check: the paper calls it a reporting choice. Ours, not the paper's."),
+        ("Verdict", f"a case's credibility checks, each asking what the case definition asks, Net ≥ {params.min_net}: "
+                    "in every reordering of the options in the logs; in the identity re-run (the unchanged prompt run "
+                    "again); in the worst case over every weak, unsettled or judge-settled answer. A run that covers "
+                    f"under {RERUN_COVERAGE:.0%} of the case's questions does not decide. “pass” (fully checked) "
+                    "when all three ran and passed, “none failed, k not run” when k could not run (not a pass), "
+                    "“not checked” when none could. Replication (“k of m” families) is shown beside it, not as a "
+                    "check: the paper calls it a reporting choice. Ours, not the paper's."),
     ]
 
 
@@ -150,7 +152,9 @@ def _headline(analysis: Analysis) -> list[str]:
         f"{params.fdr:g} over the {count(cases, 'case')}.",
         f"{count(summary['significant_bh_all'], 'case stays', 'cases stay')} significant after BH at FDR "
         f"{params.fdr:g} over all {count(eligible, 'eligible comparison')}.",
+        EXPLORATORY.replace("min_net", str(params.min_net)).replace("min_n", str(params.min_n)),
         _credibility_line(summary["credibility"]),
+        *_noise_line(summary["credibility"], params.min_net),
         *_unsettled_lines(summary["unsettled"]),
         f"Replicated: {count(len(summary['replicated_subtasks']), 'subtask has', 'subtasks have')} cases in three "
         "or more families.",
@@ -180,10 +184,17 @@ def _headline(analysis: Analysis) -> list[str]:
         ]
     if "option_order" in summary:
         order = summary["option_order"]
-        lines.append(
-            f"Option order ({', '.join(order['variants'])}): {order['runs_with_positive_net']} of "
-            f"{count(order['runs'], 'reordered run')} over {count(order['cases_covered'], 'case')} keep Net > 0."
-        )
+        reorderings = [v for v in order["variants"] if v != NOISE_VARIANT]
+        if order["runs"]:
+            lines.append(
+                f"Option order ({', '.join(reorderings)}): {order['runs_with_min_net']} of "
+                f"{count(order['runs'], 'reordered run')} over {count(order['cases_covered'], 'case')} keep Net ≥ "
+                f"{params.min_net} ({order['runs_with_positive_net']} keep Net > 0).")
+        if "identity_runs" in order:
+            lines.append(
+                f"{count(order['identity_runs'], 'identity re-run')} (the unchanged prompt run again: run-to-run "
+                f"noise, not a reordering) differ from the main run's Net by up to "
+                f"{_points(order['identity_max_net_change'])}; the paper's by up to 11 (Appendix J).")
     return lines
 
 
@@ -192,9 +203,31 @@ def _credibility_line(numbers: dict) -> str:
     checks = "; ".join(f"{name}: {numbers[column]['pass']} pass, {numbers[column]['fail']} fail, "
                        f"{numbers[column]['not run']} not run" for column, name in CHECKS.items())
     return (f"Credibility (ours): **{numbers['pass_all_checks']}** of the {count(numbers['cases'], 'case')} are fully "
-            f"checked and pass all three checks; {numbers['pass_checks_run'] - numbers['pass_all_checks']} more pass "
-            f"the checks that could run, with some not run; {numbers['fail']} fail one or more; "
+            f"checked (all three checks ran) and pass; {numbers['fail']} fail one or more; "
+            f"{numbers['partly_checked']} are only partly checked (none failed, some could not run: not a pass); "
             f"{numbers['not_checked']} could not be checked; {checks}.")
+
+
+def _points(value: float) -> str:
+    return f"{value:g} Net point{'' if value == 1 else 's'}"
+
+
+def _noise_line(numbers: dict, min_net: int) -> list[str]:
+    """The distribution of the identity re-run's Net change, which one case's re-run cannot give."""
+    noise = numbers["noise_change"]
+    if not noise["comparisons"]:
+        return []
+    return [f"Run-to-run noise: over the {count(noise['comparisons'], 'eligible comparison')} whose identity re-run "
+            f"covers at least {RERUN_COVERAGE:.0%} of their questions, the re-run moves Net by at most "
+            f"{_points(noise['p95_abs_net_change'])} in 95% of them (the 95th percentile of |re-run Net − main Net| "
+            f"on the same questions; largest {noise['max_abs_net_change']}). A case's noise check asks its re-run Net "
+            f"to stay ≥ {min_net}; `noise_change_percentile` in cases.csv places its change in this distribution."]
+
+
+EXPLORATORY = ("These p-values are exploratory rather than confirmatory, as the paper says of its own (Section 5.2, "
+               "Appendix D): the cases were selected on the same data (Net ≥ min_net, n ≥ min_n), which biases the "
+               "tested set toward positive effects, and the tests overlap across many model pairs and subtasks. A "
+               "case needs Net ≥ min_net, not significance: p and BH q stand beside each verdict in cases.csv.")
 
 
 UNSETTLED_TREATMENT_WORDS = {
