@@ -149,10 +149,10 @@ def test_an_option_named_under_a_condition_is_no_answer():
 
 # ---------------------------------------------------------------- the labelled samples
 
-def test_the_long_prose_label_files_keep_their_format():
-    labels = long_prose.load_sample("long_dev")
-    assert len(labels) == 682 and len({label.key for label in labels}) == 682
-    assert {label.source for label in labels} == {"m3cot", "mathvista"}
+@pytest.mark.parametrize("name, size", [("long_dev", 682), ("long_heldout", 653)])
+def test_the_long_prose_label_files_keep_their_format(name, size):
+    labels = long_prose.load_sample(name)
+    assert len(labels) == size and {label.source for label in labels} == {"m3cot", "mathvista"}
 
 
 def test_a_malformed_long_prose_label_is_named(tmp_path):
@@ -183,3 +183,18 @@ DEV_FIGURES = {"items": 682, "letters committed": 494, "right": 493, "stating a 
 def test_the_long_dev_figures_are_those_recorded():
     table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_dev")))
     assert {key: int(table.loc["all", key]) for key in DEV_FIGURES} == DEV_FIGURES
+
+
+# The held-out sample (long_heldout_1..3, 653 items) was labelled blind and committed (6aaf968) after the rules were
+# frozen (10b44a1), then scored once; these are its figures (long_prose/README.md): precision 451/457 = 98.69%
+# (target 99.9%: missed), committed 451/526 = 85.74% (target 95%: missed), withheld 37/653 = 5.67% (target 3%: missed;
+# gemini 19/123). A change to the rules changes them: the sample is then fitting data and a fresh one is needed.
+HELD_OUT_FIGURES = {"items": 653, "letters committed": 457, "right": 451, "stating a letter": 526, "withheld": 37}
+HELD_OUT_GEMINI_WITHHELD = (19, 123)
+
+
+@needs_data
+def test_the_long_held_out_figures_are_those_recorded():
+    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_heldout")))
+    assert {key: int(table.loc["all", key]) for key in HELD_OUT_FIGURES} == HELD_OUT_FIGURES
+    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == HELD_OUT_GEMINI_WITHHELD
