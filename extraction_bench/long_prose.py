@@ -15,6 +15,12 @@ the label files. The draws here are stratified by source file and never take an 
   MathVista free form    integer, float and list answers
 
 The gold answer is never written to a labeller's input.
+
+The labels (tests/lmms_eval_tasks/extraction_real/long_prose/, its README) are one JSON object a line, `key,
+expected, reason, note` (as extraction_bench.real's, the key for `file` and `id`); a sample is the union of its
+chunk files (SAMPLES): `long_dev` the rules are fitted to, `long_heldout` scored once with frozen rules.
+`read_sample` reads each labelled item as real.read_sample does, and `scorecard` adds what issue 31 targets: the
+share of the answers that state a letter for which one is committed, and the letters withheld per model.
 """
 
 from __future__ import annotations
@@ -25,11 +31,20 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from lmms_eval_tasks.extraction import extract_choice
+from lmms_eval_tasks.question import LETTERS
+
 from . import real
 
 MATHVISTA_FOLDER = real.REPO.parent / "shared" / "data" / "mathvista"
 LONG_WORDS = 100  # "long prose": more words than this (issue 31)
 M3COT, MATHVISTA = "m3cot", "mathvista"
+LABELS_FOLDER = real.LABELS_FOLDER / "long_prose"
+SAMPLES = {"long_dev": ("long_dev_1", "long_dev_2"),  # fitting data
+           "long_heldout": ("long_heldout_1", "long_heldout_2", "long_heldout_3")}  # scored once, with frozen rules
+FIELDS = ("key", "expected", "reason", "note")
 
 
 @dataclass(frozen=True)
@@ -128,3 +143,165 @@ def labeller_input(item: Item) -> dict:
     else:
         shown.update(question=item.question, answer_type=item.answer_type, precision=item.precision, unit=item.unit)
     return shown
+
+
+# ---------------------------------------------------------------- labels and scoring
+
+@dataclass(frozen=True)
+class LongLabel:
+    key: str
+    expected: str | None
+    reason: str | None
+    note: str | None
+
+    @property
+    def source(self) -> str:
+        return self.key.split(":", 1)[0]
+
+    @property
+    def file(self) -> str:
+        return self.key.split(":", 1)[1].rsplit("/", 1)[0]
+
+    @property
+    def id(self) -> str:
+        return self.key.rsplit("/", 1)[1]
+
+
+def _label(record: object, where: str) -> LongLabel:
+    if not isinstance(record, dict):
+        raise real.LabelError(f"{where}: not a JSON object")
+    for field in FIELDS:
+        if field not in record:
+            raise real.LabelError(f"{where}: missing field '{field}'")
+    key = record["key"]
+    if not isinstance(key, str) or key.split(":", 1)[0] not in (M3COT, MATHVISTA) or "/" not in key.partition(":")[2]:
+        raise real.LabelError(f"{where}: field 'key' {key!r} is not 'm3cot:<file>/<id>' or 'mathvista:<run>/<pid>'")
+    if (record["expected"] is None) == (record["reason"] is None):
+        raise real.LabelError(f"{where}: exactly one of fields 'expected' and 'reason' must be null")
+    if record["expected"] is not None and record["expected"] not in LETTERS:
+        raise real.LabelError(f"{where}: field 'expected' {record['expected']!r} is not an upper-case letter")
+    if record["reason"] is not None and record["reason"] not in real.LABEL_REASONS:
+        raise real.LabelError(f"{where}: field 'reason' is {record['reason']!r}, not one of {real.LABEL_REASONS}")
+    return LongLabel(key, record["expected"], record["reason"], record["note"])
+
+
+def load_labels(paths: list[Path]) -> list[LongLabel]:
+    """The labels of a sample's files, in file order; a key appears once in all of them."""
+    labels, seen = [], {}
+    for path in paths:
+        for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                label = _label(json.loads(line), where)
+            except json.JSONDecodeError as error:
+                raise real.LabelError(f"{where}: not valid JSON ({error.msg})") from None
+            if label.key in seen:
+                raise real.LabelError(f"{where}: field 'key' {label.key!r} repeats {seen[label.key]}")
+            seen[label.key] = where
+            labels.append(label)
+    return labels
+
+
+def sample_paths(name: str, folder: Path = LABELS_FOLDER) -> list[Path]:
+    if name not in SAMPLES:
+        raise ValueError(f"unknown long-prose sample {name!r} (samples: {', '.join(SAMPLES)})")
+    return [folder / f"{chunk}.jsonl" for chunk in SAMPLES[name]]
+
+
+def load_sample(name: str, folder: Path = LABELS_FOLDER) -> list[LongLabel]:
+    """Every label of a sample (SAMPLES), its chunk files in order; a missing chunk is an error naming it."""
+    paths = sample_paths(name, folder)
+    for path in paths:
+        if not path.exists():
+            raise real.LabelError(f"{path}: no such label file (a chunk of sample {name!r})")
+    return load_labels(paths)
+
+
+def labelled_items(labels: list[LongLabel], m3cot: Path = real.DATA_FOLDER,
+                   mathvista: Path = MATHVISTA_FOLDER) -> dict[str, Item]:
+    """key -> Item for every label, read from the data folders; a key the data does not hold is an error."""
+    files = {label.file for label in labels if label.source == M3COT}
+    items = {item_key(M3COT, file, id_): Item(item_key(M3COT, file, id_), M3COT, file, id_, response, tuple(options))
+             for (file, id_), (options, response) in real.load_responses(files, m3cot).items()}
+    if any(label.source == MATHVISTA for label in labels):
+        items.update((item.key, item) for item in mathvista_items(mathvista))
+    for label in labels:
+        if label.key not in items or not items[label.key].options:
+            raise real.LabelError(f"{label.key}: no multiple-choice response with that key in {m3cot} or {mathvista}")
+    return {label.key: items[label.key] for label in labels}
+
+
+def read_sample(labels: list[LongLabel], m3cot: Path = real.DATA_FOLDER, mathvista: Path = MATHVISTA_FOLDER) -> pd.DataFrame:
+    """One row per label: the label, what extract_choice reads, whether they agree (real.read_sample's columns, with
+    the source; `style` is the M3CoT style or the MathVista run's prompt, `prompt` the source)."""
+    items = labelled_items(labels, m3cot, mathvista)
+    rows = []
+    for label in labels:
+        item = items[label.key]
+        if label.expected is not None and label.expected not in LETTERS[: len(item.options)]:
+            raise real.LabelError(f"{label.key}: field 'expected' {label.expected!r} is not one of the option letters")
+        extraction = extract_choice(item.response, list(item.options))
+        style = item.file.split("__")[1] if item.source == M3COT else (item.file[len(item.model) :].lstrip("_") or "zero-shot")
+        rows.append({
+            "id": label.key, "source": item.source, "model": item.model, "style": style, "prompt": item.source,
+            "words": item.words, "committed": label.expected is not None, "expected": label.expected,
+            "label_reason": label.reason, "note": label.note, "prediction": extraction.prediction,
+            "candidate": extraction.candidate, "rule": extraction.rule, "tier": extraction.tier,
+            "reason": extraction.reason, "given": extraction.found,
+            "right": extraction.found and extraction.prediction == label.expected,
+            "withheld_right": extraction.reason == "inconclusive" and extraction.candidate == label.expected,
+        })
+    return pd.DataFrame(rows)
+
+
+def target_table(read: pd.DataFrame) -> pd.DataFrame:
+    """Per model and over all, the figures issue 31 sets targets for: precision of the letters committed, the share of
+    the answers that state a letter for which the right one is committed, and the share of all answers withheld."""
+    def row(group: pd.DataFrame) -> dict:
+        stated = group[group.committed]
+        given, withheld = int(group.given.sum()), int((group.reason == "inconclusive").sum())
+        return {"items": len(group), "letters committed": given, "right": int(group.right.sum()),
+                "precision": group.right.sum() / given if given else float("nan"),
+                "stating a letter": len(stated), "committed share": stated.right.mean() if len(stated) else float("nan"),
+                "withheld": withheld, "withheld share": withheld / len(group)}
+    table = pd.DataFrame({model: row(group) for model, group in read.groupby("model", sort=True)}).T
+    table.loc["all"] = pd.Series(row(read))
+    return table.rename_axis("model")
+
+
+SIZABLE = 20  # items of a model that make its withheld share worth reading beside the worst
+TARGETS = {"precision": 0.999, "committed share": 0.95, "withheld share": 0.03, "withheld share per model": 0.05}
+
+
+def scorecard(read: pd.DataFrame, title: str) -> str:
+    """The Markdown scorecard of a long-prose sample: the issue's targets over all and per model, then
+    real.scorecard's tables (per tier, rule, source, style and model)."""
+    table = target_table(read)
+    total = table.loc["all"]
+    models = table.drop(index="all")
+    worst = models["withheld share"].idxmax()
+    sizable = models[models["items"] >= SIZABLE]["withheld share"].idxmax()  # a model of 1 item is 0% or 100%
+    shown = table.copy()
+    for column in ("precision", "committed share", "withheld share"):
+        shown[column] = shown[column].map(lambda v: "-" if pd.isna(v) else f"{v:.1%}")
+    for column in ("items", "letters committed", "right", "stating a letter", "withheld"):
+        shown[column] = shown[column].astype(int)
+    lines = [
+        f"### {title}: targets (issue 31)", "",
+        "| measure | value | target |", "|---|---|---|",
+        f"| precision (right / letters committed) | {int(total.right)} / {int(total['letters committed'])} = "
+        f"{total.precision:.2%} | >= {TARGETS['precision']:.1%} |",
+        f"| committed (right letters / answers that state one) | {int(total.right)} / {int(total['stating a letter'])} = "
+        f"{total['committed share']:.2%} | >= {TARGETS['committed share']:.0%} |",
+        f"| withheld (inconclusive / all) | {int(total.withheld)} / {int(total['items'])} = {total['withheld share']:.2%} "
+        f"| <= {TARGETS['withheld share']:.0%} |",
+        f"| withheld, worst model ({worst}) | {int(table.loc[worst, 'withheld'])} / {int(table.loc[worst, 'items'])} = "
+        f"{table.loc[worst, 'withheld share']:.2%} | <= {TARGETS['withheld share per model']:.0%} |",
+        f"| withheld, worst model of {SIZABLE} items or more ({sizable}) | {int(table.loc[sizable, 'withheld'])} / "
+        f"{int(table.loc[sizable, 'items'])} = {table.loc[sizable, 'withheld share']:.2%} | (the same) |",
+        "", "Per model:", "", shown.to_markdown(), "",
+        real.scorecard(read, title).replace("Per prompt (direct; two-turn: cot, ccot, dsp)", "Per source"),
+    ]
+    return "\n".join(lines)

@@ -13,11 +13,13 @@ the letter kept as `candidate`, for the adjudication judge. So is a letter a rea
 stops mid-sentence. `tier_of` gives the tier of a record written before the tier was recorded.
 
 Multiple choice (`extract_choice`) is read in two layers, after a copy of the option list on one line ("[Choices]
-(A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked.
+(A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked. Every extractor reads a response only up to a later line that
+opens a new question or turn ("Question: ...", "Hint: ...", "Human: ..."): few-shot prompts make models go on with
+questions and answers of their own (`without_continuation`).
 
 1. Commitments, the places where a response states its answer:
-     answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short
-     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X"
+     answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short, "答案:X"
+     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X", "所以答案是X"
      choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
      predicate         "X is correct", "X best describes the image", "the third image is more similar"
      boxed             \\boxed{X}
@@ -53,7 +55,13 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    that says no option fits ("But this option still does not match. None of the choices provided are accurate."), with
    another option's values nearly ("(A) -0.1, -1.35" where (B) is -0.10, -1.32), or before a last sentence that names
    another option's image label ("... container C will exhibit droplets first.") is withheld the same way
-   (`explained_otherwise`): what follows a letter may point elsewhere. The option list written out again and again
+   (`explained_otherwise`): what follows a letter may point elsewhere. A letter stated as the answer ("The answer is
+   (D) Wolf.", "Answer: D", \\boxed{D}: ANSWER_STATEMENT_RULES) is not withheld for the words of its working, only
+   where the working's last sentence names another option's text; nor for a text that stops mid-sentence after it. A
+   letter right after a sentence that ends on another option's text as its result ("Therefore, the degree of angle C
+   is 40°. So the answer is (A)." where (C) is 40°) contradicts itself. Lines that each rate an option in turn
+   ("Option A is true because ...\nOption B is true ...") choose none of them, and a letter of its own before a list of
+   the options ("... quarter past eight. (E)\n\n(A) Half. ...") is an answer before the list. The option list written out again and again
    ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
    letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
@@ -65,7 +73,8 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
    (all of a short response, the last two sentences of a long one, the last sentence of one that opens
    as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
      mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'" (inside a
-                  refusal it is none); mention_with_text: followed by its own option text ("is (B) Lynx rufus")
+                  refusal or a condition, "If ..., then (C) would be correct", it is none); mention_with_text:
+                  followed by its own option text ("is (B) Lynx rufus")
      (then "none of the options", and hedges such as "either ... or", "equally")
      conclusion_text  exactly one option's text that nothing rejects ("not the first image", "rather than ...");
                   closing_text: the response is one plain sentence that ends on that text, of two words or more
@@ -111,6 +120,7 @@ reads yes/no, numbers and open answers.
 
 from ..record import ABSTAIN_REASONS
 from .admission import (
+    ANSWER_STATEMENT_RULES,
     COMMITTING_CHOICE_RULES,
     EXPLAINED_WORDS,
     EXTERNAL,
@@ -133,14 +143,16 @@ from .normalise import (
     normalise_text,
     prepare,
     strip_reasoning,
+    without_continuation,
     without_option_echo,
 )
 from .open_answers import extract_answer_part, extract_number, extract_yes_no
 from .vocabulary import FUNCTION_WORDS, LETTER, NUMBER, parse_number
 
 __all__ = [
-    "ABSTAIN_REASONS", "COMMITTING_CHOICE_RULES", "EXPLAINED_WORDS", "EXTERNAL", "FUNCTION_WORDS", "JUDGE", "LETTER",
+    "ABSTAIN_REASONS", "ANSWER_STATEMENT_RULES", "COMMITTING_CHOICE_RULES", "EXPLAINED_WORDS", "EXTERNAL", "FUNCTION_WORDS", "JUDGE", "LETTER",
     "NUMBER", "READING", "RULE_TIERS", "RULES", "STRICT", "TIERS", "WORKING_WORDS", "Extraction", "Rule", "abstain",
     "describe", "extract_answer_part", "extract_choice", "extract_number", "extract_yes_no", "final_answer_segment",
-    "normalise_text", "parse_number", "prepare", "strip_reasoning", "tier_of", "without_option_echo",
+    "normalise_text", "parse_number", "prepare", "strip_reasoning", "tier_of", "without_continuation",
+    "without_option_echo",
 ]

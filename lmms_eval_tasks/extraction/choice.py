@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .admission import Extraction, _committed, abstain
+from .admission import ANSWER_STATEMENT_RULES, Extraction, _committed, abstain
 from .guards import Guards
 from .locate import Locating, _settle
 from .normalise import prepare, without_option_echo
@@ -119,9 +119,13 @@ def _extract_choice(response: str, options: list[str], letters: list[str]) -> Ex
     settled = _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
     if settled.found and settled.rule in ("first_line", "leading") and reader.final_sentence_names() not in (None, settled.prediction):
         return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
-    final_start = max(commitments, key=lambda c: (c.start, c.priority)).start
-    if settled.found and reader.explained_otherwise(settled.prediction, final_start):  # the judge reads it
+    final = max(commitments, key=lambda c: (c.start, c.priority))
+    final_start = final.start
+    if settled.found and not final.reading.by_text and reader.result_before(settled.prediction, final_start) is not None:
+        return abstain(settled.rule, "self_contradiction")  # "... the degree of angle C is 40°. So the answer is (A)."
+    stated = settled.rule in ANSWER_STATEMENT_RULES
+    if settled.found and reader.explained_otherwise(settled.prediction, final_start, stated):  # the judge reads it
         return Extraction(None, "none", "explained_otherwise", "inconclusive", candidate=settled.prediction)
     if settled.found and reader.lettering_ambiguous(settled.prediction):  # the judge sees which lettering is meant
         return Extraction(None, "none", "image_lettering", "inconclusive", candidate=settled.prediction)
-    return _committed(settled, cut)
+    return _committed(settled, cut, settled.found and reader.stated_in_full(settled.prediction, final_start))

@@ -16,6 +16,7 @@ from .vocabulary import (
     IN_THE_IMAGE,
     ITEM_BEFORE,
     LABELLED,
+    LETTER,
     META_WORDS,
     NAMED_LETTER,
     NEGATION_OR_REASON,
@@ -26,6 +27,7 @@ from .vocabulary import (
     NULL_ANSWER,
     NUMBER,
     PREDICATE,
+    SENTENCE_CLOSED,
     SENTENCE_END,
     SUBJECT_VERB,
     _content_words,
@@ -218,13 +220,16 @@ class Guards:
         return found
 
 
-    def explained_otherwise(self, letter: str, start: int) -> bool:
+    def explained_otherwise(self, letter: str, start: int, stated: bool = False) -> bool:
         """Whether what the response says from a letter stated at `start` on points away from it, so that the judge
         should read it: the letter's line gives another option's values nearly (`nearer_values`); the last sentence
         names another option's image label (`final_label_option`); a later line says no option fits; or the words
-        favour another option ("Answer: (A). The magnetic forces are the same ..." where only (C) says "same";
+        favour another option ("(A). The magnetic forces are the same ..." where only (C) says "same";
         "(D)\n\n... none of the objects will sink" of 0-3: see EXPLAINED_WORDS). An option whose text has no telling
-        words ("Option B in the image") cannot be favoured by words."""
+        words ("Option B in the image") cannot be favoured by words. A letter the response `stated` as its answer ("The
+        answer is (C).", "Answer: C", \\boxed{C}: ANSWER_STATEMENT_RULES) is what it answers whatever words its working
+        uses, unless the working's last sentence names another option's text ("The correct answer is (C). ...
+        Therefore, the expected ratio ... is 1:3." where (A) is 1:3)."""
         if self.nearer_values(letter, start) is not None:
             return True  # "(A) -0.1 x 10^12 $, -1.35 x 10^12 $" where (A) is -0.10, -0.51 and (B) -0.10, -1.32
         if self.final_label_option(start) not in (None, letter):
@@ -238,7 +243,10 @@ class Guards:
         if after < EXPLAINED_WORDS:
             return False
         own, other = self.support(letter)
-        return own < other or after >= WORKING_WORDS and own == other
+        favoured_otherwise = own < other or after >= WORKING_WORDS and own == other
+        if favoured_otherwise and stated:
+            return self.final_sentence_names() not in (None, letter)
+        return favoured_otherwise
 
     def support(self, letter: str) -> tuple[int, int]:
         """How many of the words that tell the letter's option text apart (`discriminating`) the response says, and the
@@ -280,6 +288,39 @@ class Guards:
         occurrences = self.option_occurrences(start, len(self.text))
         named = {letter for letter, _, _ in occurrences}
         if len(named) != 1 or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences)):
+            return None
+        return named.pop()
+
+    def stated_in_full(self, letter: str, start: int) -> bool:
+        """Whether the statement at `start` ends its sentence, or the text, after the letter or the letter's own text
+        ("The answer is (A) oblique.", "Answer: C\n"), not "The answer is (A) and the"."""
+        found = (self._token(m, stated=True) for m in LETTER.finditer(self.text, start))
+        token = next((t for t in found if t is not None and t.letter == letter), None)
+        if token is None:
+            return False
+        end = self._own_text_end(token, self.line_end(token.end)) or token.end
+        return bool(SENTENCE_CLOSED.match(self.text, end))
+
+    def result_before(self, letter: str, start: int) -> str | None:
+        """The other option whose text the sentence before the one stating a letter at `start` ends on, the only option
+        it names, where neither it nor what follows names the letter's own text ("Therefore, the degree of angle C is
+        40°. So the answer is (A)." where (C) is 40°; "The length of AB is 2.\n\nD" where (B) is 2): the working's
+        result and the letter disagree. A negation after the text rejects it; a sentence with an option's letter in it is
+        about that option."""
+        ends = [0] + [m.end() for m in SENTENCE_END.finditer(self.text, 0, start)]
+        sentence_start = ends[-1]
+        previous = next((e for e in reversed(ends[:-1]) if self.text[e:sentence_start].strip()), None)
+        if previous is None or any(t.strong for t in self.tokens(previous, sentence_start)) \
+                or NAMED_LETTER.search(self.text, previous, sentence_start):
+            return None  # a letter written as an option's there ("(B) is 2."; not "angle C is 40°")
+        occurrences = self.option_occurrences(previous, sentence_start)
+        named = {other for other, _, _ in occurrences}
+        if len(named) != 1 or letter in named or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences), sentence_start):
+            return None
+        last_start, last_end = max((s, e) for _, s, e in occurrences)
+        if re.search(r"\w", self.text[last_end:sentence_start]) or self.text[last_start - 1 : last_start] not in " \t=:":
+            return None  # the sentence goes on after the text, or the text is part of a term ("m^3"): working
+        if any(own == letter for own, _, _ in self.option_occurrences(previous, len(self.text))):
             return None
         return named.pop()
 

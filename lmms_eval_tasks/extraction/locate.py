@@ -123,6 +123,9 @@ class Locating:
                 predicate = PREDICATE.match(self.text, token.end)  # "A is the correct answer" where the text is "A is closer"
             if predicate and not self.hypothetical(token.start, predicate.end()):
                 found.append(Commitment(token.start, reading, "predicate"))
+        leading = [c for c in found if not self.text[self.text.rfind("\n", 0, c.start) + 1 : c.start].strip()]
+        if len({c.reading.letters for c in leading}) > 1:  # "Option A is true because ...\nOption B is true ...": each
+            found = [c for c in found if c not in leading]  # option analysed in turn, none chosen
         for letter, start, end in self.option_occurrences(0, len(self.text)):  # "the third image is more similar"
             predicate = EVALUATIVE.match(self.text, end)
             if predicate and not self.hypothetical(start, predicate.end()):
@@ -168,9 +171,13 @@ class Locating:
 
     def line_commitments(self) -> list[Commitment]:
         """The first line, and later lines or sentences that are only a letter (or a letter with its text);
-        none where the lines list the options or analyse each one."""
+        where the lines list the options or analyse each one, only the first line and letters of their own before
+        the list."""
         if self.listing():  # the first line may answer before the list: "B\n\n- (A) ...: wrong\n- (B) ...: right"
-            return self._first_line() if self._answer_before_list() else []
+            listed_from = min(self.lines[i][0] for i in self.leads)  # or a letter of its own before the list starts:
+            before = [Commitment(t.start, self._checked(t.letter), "letter_line", priority=0)  # "... eight. (E)\n\n(A) Half. ..."
+                      for t in self.tokens(0, listed_from) if t.start > self.lines[0][0] and self._stands_alone(t)]
+            return (self._first_line() if self._answer_before_list() else []) + before
         found = self._first_line()
         for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
             line = bisect.bisect_right([start for start, _ in self.lines], token.start) - 1
@@ -328,7 +335,8 @@ class Locating:
         span = self.masked(start, end)
         if NONE_FIT.search(span):
             return abstain("none_of_the_options", "none_fit")
-        mentions = [t for t in self.tokens(start, end) if t.strong and not self.rejected(t.start, t.end)]
+        mentions = [t for t in self.tokens(start, end) if t.strong and not self.rejected(t.start, t.end)
+                    and not self.hypothetical(t.start, self.clause_end(t.end, end))]  # "If ..., then (C) would be ..."
         letters = {t.letter for t in mentions}
         if letters & self.valid and REFUSAL.search(span):  # "The options are (A) Winter ... not possible to choose"
             return abstain("mention", "refusal")

@@ -17,6 +17,10 @@ EMPHASIS = re.compile(r"\*\*|__|`+|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])
 LINE_DECORATION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*•][ \t]+)", re.MULTILINE)
 SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
 CJK_BEFORE_LATIN = re.compile(r"([\u3400-\u9fff])(?=[A-Za-z0-9(])")
+# A line that opens a new question or a new turn ends the response's own answer: few-shot prompts make some models
+# go on with questions and solutions of their own ("The answer is (B) decrease.\n\nQuestion: If all the water fleas
+# die ...\nAnswer: (A) decrease."), or play the next turn ("Human: Hint: ..."). Not on the first line.
+CONTINUATION = re.compile(r"\n[ \t*#>]*(?:Question|Hint|Human)[ \t*]*:")
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -29,12 +33,21 @@ def strip_reasoning(response: str) -> str:
     return text.strip()
 
 
+def without_continuation(text: str) -> str:
+    """The text up to a later line that opens a new question or turn ("Question: ...", "Hint: ...", "Human: ..."):
+    what follows is a continuation of the prompt's examples, not this question's answer."""
+    continuation = CONTINUATION.search(text)
+    return text[: continuation.start()] if continuation and text[: continuation.start()].strip() else text
+
+
 def prepare(response: str) -> str:
-    """The response without reasoning blocks, full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
+    """The response without reasoning blocks and without a continuation of new questions (`without_continuation`),
+    full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
     markdown emphasis and line decoration (headings, bullets, quotes) removed, curly quotes made straight;
     a bold letter ("**B**") becomes a bracketed one, and a Chinese character is spaced from a Latin letter, digit
     or bracket after it ("答案为D" is "答案为 D")."""
     text = SPECIAL_TOKENS.sub(" ", unicodedata.normalize("NFKC", strip_reasoning(response)).translate(QUOTES))
+    text = without_continuation(text)
     text = LATEX_FRACTION.sub(r"(\1)/(\2)", text)
     text = BOXED.sub(lambda m: f"{BOX_OPEN}{m.group(1)}{BOX_CLOSE}", text)
     for _ in range(2):  # \text{\textbf{B}}

@@ -62,7 +62,8 @@ LABEL_NOUNS = (
     "frame|view|shape|block|plate|resistor|bulb|switch|gene|species|section|route|path|city|country|company|firm|"
     "project|plan|strategy|model|version|item|case|scenario|particle|body|island|room|car|building|tree|vitamin|"
     "triangle|rectangle|quadrant|corner|edge|face|plane|axis|peak|wave|chart|table|map|bar|pole|charge|mass|ball|"
-    "element|atom|molecule|ring|bond|hormone|protein|chain|strand|well|tank|wire|pipe|gate|window|door|room|patient"
+    "element|atom|molecule|ring|bond|hormone|protein|chain|strand|well|tank|wire|pipe|gate|window|door|room|patient|"
+    "colou?r"
 )
 ORDINALS = r"first|second|third|fourth|fifth|sixth|last|other|reference|left|right"
 _LABEL_LETTER = r"(?:\(\s*[A-Z]\s*\)|[A-Z](?![\w']))"
@@ -94,8 +95,9 @@ CONNECTIVE = (
     r"\b[ \t]*,?[ \t]*)*"
 )
 ANSWER_TRIGGER = re.compile(
-    rf"(?i)\b(?:{QUALIFIER}\s+)*answers?\b(?!\s+(?:choices|options))(?:\s+(?:to|for)\s+(?:this|the)\s+(?:question|problem))?"
+    rf"(?i)\b(?:{QUALIFIER}\s+)*answers?\b(?!\s+(?:choices|options))(?:\s+(?:to|for)\s+(?:this|the|your)\s+(?:question|problem))?"
     rf"(?:\s+(?:choice|option|letter))?{CONNECTIVE}"
+    r"|答案[ \t]*(?:是|为|应为|应该是)?[ \t]*:?[ \t]*"  # "答案:B", "所以答案是C" ("the answer is"; NFKC makes "：" ":")
 )
 VERDICT_TRIGGER = re.compile(r"(?im)^[ \t]*(?:\d+\.[ \t]*)?(?:final[ \t]+)?(?:conclusion|verdict|decision|choice|selection)[ \t]*:[ \t]*")
 ANSWER_HEADING = re.compile(r"(?im)^[ \t]*(?:the\s+)?(?:final\s+|correct\s+)?answers?[ \t]*$")
@@ -217,6 +219,7 @@ UNFINISHED = re.compile(
     r"these|its|their|his|her|our|my|so|because|since|then|if|we|it)|(?:^|[.!?:]\s+)(?:I|The|A|An|This|It|We|So|But|And|"
     r"Then|To|In|Let|First|Next)|[:,])\s*$"
 )
+SENTENCE_CLOSED = re.compile(r"[ \t]*(?:[.!]|\n|$)")  # what follows a stated answer that ends its sentence
 SENTENCE_DONE = re.compile(r"[ \t]*[.!]?[ \t]*$|[ \t]*[.!][ \t]")
 ALONE_BEFORE = re.compile(r"(?:^|\n|(?<![\d\s])[.!?]|(?<=[a-z]{2}),)[ \t]*$")  # a line or sentence starts here
 ALONE_AFTER = re.compile(r"[^\w\n]*(?:\n|$)|[^\w\n.!]*[.!][ \t]+(?=[A-Z])")  # ... and ends here
@@ -232,7 +235,7 @@ SPACES = re.compile(r"[ \t]+")
 LIST_GAP = re.compile(r"[\s,;.]*")
 FOLLOWING_BLOCK = re.compile(r"\s*\n((?:[^\n]*\S[^\n]*(?:\n|$))+)")
 LINE = re.compile(r"[^\n]*\S[^\n]*")
-ANSWER_LINE_START = re.compile(r"(?i)[ \t]*(?:final\s+)?answer\b")
+ANSWER_LINE_START = re.compile(r"(?i)[ \t]*(?:final\s+)?(?:answer\b|答案)")
 HEDGE_AFTER_LETTER = re.compile(
     r"(?i)\b(?:or|either|also\s+(?:possible|plausible|correct|likely|valid|right)|could\s+also|might\s+also|alternatively|"
     r"as\s+well|possibly|perhaps|maybe)\b"

@@ -114,7 +114,8 @@ def test_the_multiple_choice_dev_figures_are_those_recorded(mc_dev):
 @needs_data
 @pytest.mark.parametrize("name, figures", [
     # (right, read, committed, withheld), then the authors' GPT-4 extraction's (right, read): scored once, frozen rules
-    ("numeric_heldout_1", ((149, 156, 164, 0), (157, 173))),
+    # (numeric: 149 right); with the long-prose rules of issue 31 item 4 merged beside them, 150 (no rule changed after)
+    ("numeric_heldout_1", ((150, 156, 164, 0), (157, 173))),
     ("mc_heldout_1", ((116, 116, 134, 12), (130, 143))),
 ])
 def test_the_held_out_figures_are_those_recorded(name, figures):

@@ -125,9 +125,12 @@ def test_a_malformed_label_line_is_named(tmp_path):
 # Since then one rule changed, fitted on real.FITTED only: `closing_text` (issue 31) commits 3 and 6 more letters
 # there, all right (1,001/1,002 and 994/995; withheld 26 -> 23 and 34 -> 28). For that rule these samples are no
 # longer untouched: the next held-out sample measures it.
+# Issue 31 item 4 (long prose, fitted on real.FITTED and the long-prose dev sample only) commits 2 more letters on each,
+# all right (1,003/1,004 and 996/997; withheld 23 -> 21 and 28 -> 26): for those rules too these samples are no longer
+# untouched, and the long-prose held-out sample (test_extraction_long_prose.py) measures them.
 HELD_OUT_FIGURES = {
-    "m3cot_heldout_round11": {"items": 1200, "given": 1002, "right": 1001, "committed": 1044, "non_answers": 156, "withheld": 23},
-    "m3cot_heldout_round12": {"items": 1200, "given": 995, "right": 994, "committed": 1053, "non_answers": 147, "withheld": 28},
+    "m3cot_heldout_round11": {"items": 1200, "given": 1004, "right": 1003, "committed": 1044, "non_answers": 156, "withheld": 21},
+    "m3cot_heldout_round12": {"items": 1200, "given": 997, "right": 996, "committed": 1053, "non_answers": 147, "withheld": 26},
 }
 
 

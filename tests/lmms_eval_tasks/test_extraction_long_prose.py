@@ -1,0 +1,202 @@
+"""Long prose (issue 31 item 4): the shapes of long real answers (MathVista's worked solutions, GPT-4V-style prose) that
+the rules withheld or misread, read as the long-prose labellers read them; and the long-prose samples' format and
+figures (tests/lmms_eval_tasks/extraction_real/long_prose, text from ../shared/data)."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extraction_bench import long_prose, real
+from lmms_eval_tasks.extraction import extract_choice, without_continuation
+
+deterministic = settings(derandomize=True, database=None)
+FOOD_CHAIN = ["Rabbit", "Deer", "Frogs", "Wolf"]
+ANGLES = ["25°", "30°", "40°", "50°"]
+
+
+# ---------------------------------------------------------------- a continuation of new questions is not the answer
+
+CONTINUED = ("The answer is (B) decrease.\n\nQuestion: If all the water fleas die then the water plant population will\n"
+             "Choices:\n(A) decrease\n(B) increase\n(C) remain the same\n(D) NA\n\nAnswer: (A) decrease.")
+
+
+def test_a_continuation_of_new_questions_is_not_read():
+    read = extract_choice(CONTINUED, ["remains the same", "decrease", "increase", "NA"])
+    assert (read.prediction, read.rule) == ("B", "answer_statement")
+
+
+def test_a_new_turn_ends_the_answer_too():
+    read = extract_choice("A\nHuman: Hint: Please answer the question.\nQuestion: What is shown?\nChoices:\n(A) 3\n(B) 10",
+                          ["11-15", "21-25", "6-10"])
+    assert read.prediction == "A"
+
+
+def test_a_first_line_that_opens_a_question_is_kept():
+    assert without_continuation("Question: which is it?\nAnswer: B") == "Question: which is it?\nAnswer: B"
+
+
+answers = st.sampled_from(["The answer is (B).", "B", "(C) increase", "Answer: D", "I cannot tell from the image.",
+                           "答案:C", "The correct option is (A) decrease, because the fleas eat the plants."])
+made_up = st.text(st.sampled_from(list("ABCDabcd ()[].,:;'\n-=0123456789")), max_size=120)
+
+
+@deterministic
+@given(answer=answers, kind=st.sampled_from(["Question", "Hint", "Human"]), rest=made_up)
+def test_what_follows_a_new_question_never_changes_the_reading(answer, kind, rest):
+    options = ["decrease", "increase", "remain the same", "NA"]
+    alone, continued = extract_choice(answer, options), extract_choice(f"{answer}\n\n{kind}: {rest}", options)
+    assert (continued.prediction, continued.reason, continued.candidate) == (alone.prediction, alone.reason, alone.candidate)
+
+
+@deterministic
+@given(text=st.text(st.sampled_from(list("QuestinHt: ab\n")), max_size=80))
+def test_the_text_read_is_a_prefix_and_cutting_twice_cuts_nothing_more(text):
+    cut = without_continuation(text)
+    assert text.startswith(cut) and without_continuation(cut) == cut
+
+
+# ---------------------------------------------------------------- a stated answer and the working after it
+
+WOLF = ("The answer is (D) Wolf.\n\nExplanation: The food chain diagram shows that rabbits are prey for deer, deer are "
+        "prey for wolves, and frogs are prey for grasshoppers. If grasshoppers get exterminated, the animal that would most "
+        "directly lack food is the wolf, because it is at the top of the food chain. Grasshoppers are a food source for "
+        "frogs, and frogs are a food source for rabbits, but rabbits are not a food source for wolves.")
+
+
+def test_a_stated_answer_is_not_overturned_by_the_words_of_its_working():
+    read = extract_choice(WOLF, FOOD_CHAIN)
+    assert (read.prediction, read.rule) == ("D", "answer_statement")
+
+
+def test_an_opening_letter_before_the_same_working_still_goes_to_the_judge():
+    read = extract_choice(WOLF.replace("The answer is (D) Wolf.", "(D)"), FOOD_CHAIN)
+    assert (read.prediction, read.rule, read.candidate) == (None, "explained_otherwise", "D")
+
+
+def test_a_stated_answer_whose_last_sentence_concludes_another_option_goes_to_the_judge():
+    response = ("The correct answer is (C).\n\nThe Punnett square shows that the parents are heterozygous, so there is a "
+                "25% chance of two recessive alleles and a reddish-brown coat, and a 75% chance of a black coat.\n\n"
+                "Therefore, the expected ratio of offspring with a reddish-brown coat to offspring with a black coat is 1:3.")
+    read = extract_choice(response, ["1:3", "4:0", "3:1", "0:4", "2:2"])
+    assert (read.prediction, read.rule, read.candidate) == (None, "explained_otherwise", "C")
+
+
+def test_an_answer_stated_before_the_text_stops_is_the_answer():
+    response = ("The answer is (A) oblique.\n\nExplanation:\nA cordate is a heart-shaped object.\nA truncate is a cone-"
+                "shaped object that has been cut off at the top.\nA obtuse angle is an angle that is greater than 90 "
+                "degrees but less than ")
+    read = extract_choice(response, ["oblique", "obtuse", "cordate", "truncate"])
+    assert (read.prediction, read.rule) == ("A", "answer_statement")
+
+
+def test_a_letter_right_after_a_result_that_is_another_option_contradicts_itself():
+    angle = extract_choice("Since CD is the diameter, m∠COD = 90°, so m∠C = 180° - 140° = 40°.\n\nTherefore, the degree "
+                           "of ∠C is 40°. So the answer is (A).", ANGLES)
+    length = extract_choice("* Since AB = DC = 3, and BE = 2, AB = 2\n\nThe length of AB is 2.\n\nD", ["1", "2", "3", "6"])
+    assert (angle.prediction, angle.reason) == (None, "self_contradiction")
+    assert (length.prediction, length.reason) == (None, "self_contradiction")
+
+
+def test_a_number_inside_a_unit_is_no_result():
+    response = ("The objects that will sink are:\n- Object C (density = 1315.8 kg/m^3)\n- Object D (density = 2787.5 "
+                "kg/m^3)\n\nSo, the correct answer is (C).")
+    assert extract_choice(response, ["3", "1", "2", "0"]).prediction == "C"
+
+
+# ---------------------------------------------------------------- what long answers write around their answer
+
+@pytest.mark.parametrize("response, options, letter, rule", [
+    ("因此,∠E的度数是44°,选项B。\n\n答案:B", ["26°", "28°", "30°", "34°"], "B", "answer_line"),  # "Answer: B"
+    ("∠F的度数为80°/2=40°\n\n所以,答案为:C", ["20°", "35°", "40°", "55°"], "C", "answer_statement"),
+    ("The sun is about 400 times larger than the moon. During a solar eclipse the moon appears to cover the sun because "
+     "it is much closer to the Earth.\n\nSo the answer to your question is (A), the sun.",
+     ["Sun", "It varies", "They are equal in size", "Moon"], "A", "answer_statement"),
+    ("Assuming that color A is closest to the center, color B is in the middle, and color C is furthest from the center, "
+     "color A would have the smallest saturation coefficient.\n\nThus, the answer would be B (a).",
+     ["(c)", "(a)", "(e)", "(d)", "(b)"], "B", "answer_statement"),  # "color A" labels a thing in the picture
+])
+def test_long_answers_are_read_where_they_state_the_answer(response, options, letter, rule):
+    read = extract_choice(response, options)
+    assert (read.prediction, read.rule) == (letter, rule)
+
+
+def test_an_analysis_of_each_option_between_two_statements_of_the_answer_contradicts_nothing():
+    response = ("The answer is (E).\n\n* Option A is true because a + b and j + l are corresponding angles.\n* Option B is "
+                "true because g and h are alternate interior angles.\n* Option D is true because the sum of the angles in "
+                "a quadrilateral is 360 degrees.\n* Option E is false because d + e and f + j are not the same angles.\n\n"
+                "Therefore, the answer is (E).")
+    read = extract_choice(response, ["a + b = j + l", "g = h", "c + f = f + b", "g + e + f + h = 360", "d + e = f + j"])
+    assert read.prediction == "E"
+
+
+def test_a_letter_of_its_own_before_a_list_of_the_options_is_the_answer():
+    response = ("The clock's hands point to 8:15. So the time is quarter past eight. (E)\n\nHere are the other answers and "
+                "why they are incorrect:\n\n* (A) Half. This would be right if the minute hand pointed to the 6.\n* (B) "
+                "Quarter. This would be right at 8:15 too.\n* (D) Quarter to. This would be the correct answer at 7:45.")
+    read = extract_choice(response, ["half", "quarter", "o'clock", "quarter to", "quarter past"])
+    assert (read.prediction, read.rule) == ("E", "letter_line")
+
+
+def test_an_option_named_under_a_condition_is_no_answer():
+    response = ("Without visual information on their relative positions, I cannot definitively answer the question. If "
+                "the fossils are both in the same layer, then choice (C) would be the correct answer, implying they are of "
+                "the same age. If they are in different layers, the one in the lower layer would be older.")
+    read = extract_choice(response, ["crocodile egg", "fern", "They are all located in the same rock sequence"])
+    assert read.prediction is None
+
+
+# ---------------------------------------------------------------- the labelled samples
+
+@pytest.mark.parametrize("name, size", [("long_dev", 682), ("long_heldout", 653)])
+def test_the_long_prose_label_files_keep_their_format(name, size):
+    labels = long_prose.load_sample(name)
+    assert len(labels) == size and {label.source for label in labels} == {"m3cot", "mathvista"}
+
+
+def test_a_malformed_long_prose_label_is_named(tmp_path):
+    good = {"key": "mathvista:bard/7", "expected": "E", "reason": None, "note": None}
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "key": "bard/8"}) + "\n")
+    with pytest.raises(real.LabelError, match=r"l\.jsonl:2: field 'key' 'bard/8'"):
+        long_prose.load_labels([path])
+    path.write_text(json.dumps(good) + "\n")
+    with pytest.raises(real.LabelError, match=r"l\.jsonl:1: field 'key' 'mathvista:bard/7' repeats"):
+        long_prose.load_labels([path, path])
+    path.write_text(json.dumps({**good, "reason": "hedge"}) + "\n")
+    with pytest.raises(real.LabelError, match=r"l\.jsonl:1: exactly one of fields 'expected' and 'reason'"):
+        long_prose.load_labels([path])
+    with pytest.raises(real.LabelError, match="long_heldout_1.jsonl: no such label file"):
+        long_prose.load_sample("long_heldout", tmp_path)
+
+
+needs_data = pytest.mark.skipif(not (real.DATA_FOLDER.is_dir() and long_prose.MATHVISTA_FOLDER.is_dir()),
+                                reason=f"no M3CoT or MathVista data at {real.DATA_FOLDER.parent}")
+
+# The dev sample is fitting data: these are its figures with the rules of issue 31 item 4 (before them: precision
+# 367/374, committed 367/547, withheld 103/682; long_prose/README.md).
+# with the MathVista rules of issue 31 item 5 merged beside these (frozen alone: 494 committed, 493 right, 26 withheld)
+DEV_FIGURES = {"items": 682, "letters committed": 498, "right": 495, "stating a letter": 547, "withheld": 25}
+
+
+@needs_data
+def test_the_long_dev_figures_are_those_recorded():
+    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_dev")))
+    assert {key: int(table.loc["all", key]) for key in DEV_FIGURES} == DEV_FIGURES
+
+
+# The held-out sample (long_heldout_1..3, 653 items) was labelled blind and committed (6aaf968) after the rules were
+# frozen (10b44a1), then scored once; these are its figures (long_prose/README.md): precision 451/457 = 98.69%
+# (target 99.9%: missed), committed 451/526 = 85.74% (target 95%: missed), withheld 37/653 = 5.67% (target 3%: missed;
+# gemini 19/123). A change to the rules changes them: the sample is then fitting data and a fresh one is needed.
+# scored once with the frozen rules: 457 committed, 451 right; with the MathVista rules merged (no rule changed after):
+HELD_OUT_FIGURES = {"items": 653, "letters committed": 463, "right": 457, "stating a letter": 526, "withheld": 37}
+HELD_OUT_GEMINI_WITHHELD = (19, 123)
+
+
+@needs_data
+def test_the_long_held_out_figures_are_those_recorded():
+    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_heldout")))
+    assert {key: int(table.loc["all", key]) for key in HELD_OUT_FIGURES} == HELD_OUT_FIGURES
+    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == HELD_OUT_GEMINI_WITHHELD
