@@ -225,7 +225,7 @@ def _text_in_one_chunk(frame: pd.DataFrame) -> pd.DataFrame:
         column = frame[name].array.__arrow_array__()
         if column.num_chunks < 2 or not pa.types.is_large_string(column.type):
             continue
-        chunks = [chunk for chunk in column.chunks if len(chunk)]
+        chunks = column.chunks
         position = frame.columns.get_loc(name)
         del column
         frame.pop(name)  # `chunks` holds the only reference: each is released as it is copied

@@ -281,11 +281,21 @@ def _parse_samples_file(path: str | Path, fast: bool) -> ParsedFile:
 # Rows turned into Arrow at a time: a file's responses are never all Python strings at once (perf/bench_report_memory.py)
 BATCH_ROWS = 1024
 RELEASE_BYTES = 32 * 2**20  # text copied between two hand-backs of the freed memory
-try:
-    _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else None
-    _LIBC.malloc_trim  # glibc only (not musl)
-except (OSError, AttributeError):
-    _LIBC = None
+
+
+def _glibc() -> ctypes.CDLL | None:
+    """glibc, whose malloc_trim hands freed heap memory back; None where there is none (musl, macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 (musl has no malloc_trim)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_GLIBC = _glibc()
 ROW_SCHEMA = pa.schema(
     [(name, pa.dictionary(pa.int32(), pa.large_string()) if name in CATEGORY_COLUMNS else pa.large_string())
      for name in TEXT_COLUMNS]
@@ -319,7 +329,7 @@ def joined_rows(tables: list[pa.Table]) -> pa.Table:
         if name in CATEGORY_COLUMNS:
             continue
         index = table.schema.get_field_index(name)
-        chunks = [chunk for chunk in table.column(index).chunks if len(chunk)]
+        chunks = table.column(index).chunks
         table = table.remove_column(index)  # `chunks` now holds the only reference to the text
         table = table.add_column(index, ROW_SCHEMA.field(name), pa.chunked_array([joined_text(chunks)]))
     return table
@@ -329,14 +339,14 @@ def _release_freed() -> None:
     """Hand memory just freed back to the system: Arrow's pool (mimalloc, jemalloc) and glibc's malloc (the buffers
     a parser process's rows arrive in) keep it for reuse otherwise."""
     pa.default_memory_pool().release_unused()
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
+    if _GLIBC is not None:
+        _GLIBC.malloc_trim(0)
 
 
 def joined_text(chunks: list[pa.LargeStringArray]) -> pa.LargeStringArray:
-    """One array of the chunks' values; `chunks` is emptied as they are copied, and Arrow's memory pool hands the
-    freed memory back (it keeps it for reuse otherwise, which a process that copies its largest column once does
-    not need)."""
+    """One array of the chunks' values. `chunks` is emptied as they are copied, and the memory they free is handed
+    back every RELEASE_BYTES: a caller that holds no other reference to them holds the text twice for that much."""
+    chunks[:] = [chunk for chunk in chunks if len(chunk)]  # an empty one may have no offsets buffer
     offsets_of = [np.frombuffer(chunk.buffers()[1], dtype=np.int64)[chunk.offset:chunk.offset + len(chunk) + 1]
                   for chunk in chunks]
     rows = sum(len(chunk) for chunk in chunks)
