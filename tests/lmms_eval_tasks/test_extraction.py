@@ -240,12 +240,17 @@ def test_a_value_option_needs_the_value_alone(response):
 
 
 @pytest.mark.parametrize("response, letter", [("所以，∠AOB为48°，答案选项为D。", "D"), ("因此，答案是C（64）。", "C"),
-                                              ("正确答案是：D", "D"), ("答案:D", "D"),
+                                              ("正确答案是：D", "D"),
                                               ("The length of AB is 25 units. The correct option letter for this "
                                                "question is C.", "C")])
 def test_answer_statements_in_chinese_and_naming_the_option_letter(response, letter):
     extraction = extract_choice(response, ["6", "36", "64", "8"])
     assert (extraction.prediction, extraction.rule) == (letter, "answer_statement")
+
+
+def test_a_chinese_answer_line_is_an_answer_line():
+    extraction = extract_choice("答案:D", ["6", "36", "64", "8"])
+    assert (extraction.prediction, extraction.rule) == ("D", "answer_line")
 
 
 def test_a_chinese_character_is_spaced_from_the_latin_letter_after_it():
