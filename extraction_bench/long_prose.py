@@ -168,39 +168,28 @@ class LongLabel:
 
 
 def _label(record: object, where: str) -> LongLabel:
-    if not isinstance(record, dict):
-        raise real.LabelError(f"{where}: not a JSON object")
-    for field in FIELDS:
-        if field not in record:
-            raise real.LabelError(f"{where}: missing field '{field}'")
+    record = real.require_fields(record, where, FIELDS)
     key = record["key"]
     if not isinstance(key, str) or key.split(":", 1)[0] not in (M3COT, MATHVISTA) or "/" not in key.partition(":")[2]:
         raise real.LabelError(f"{where}: field 'key' {key!r} is not 'm3cot:<file>/<id>' or 'mathvista:<run>/<pid>'")
-    if (record["expected"] is None) == (record["reason"] is None):
-        raise real.LabelError(f"{where}: exactly one of fields 'expected' and 'reason' must be null")
-    if record["expected"] is not None and record["expected"] not in LETTERS:
-        raise real.LabelError(f"{where}: field 'expected' {record['expected']!r} is not an upper-case letter")
-    if record["reason"] is not None and record["reason"] not in real.LABEL_REASONS:
-        raise real.LabelError(f"{where}: field 'reason' is {record['reason']!r}, not one of {real.LABEL_REASONS}")
+    real.check_verdict(record, where)
+    real.check_letter(record, where)
     return LongLabel(key, record["expected"], record["reason"], record["note"])
 
 
 def load_labels(paths: list[Path]) -> list[LongLabel]:
     """The labels of a sample's files, in file order; a key appears once in all of them."""
+    return unique_keys((_label(record, where), where) for path in paths for where, record in real.label_records(path))
+
+
+def unique_keys(labelled):
+    """The (label, where) pairs' labels in order; a key seen before is a LabelError naming both lines."""
     labels, seen = [], {}
-    for path in paths:
-        for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                label = _label(json.loads(line), where)
-            except json.JSONDecodeError as error:
-                raise real.LabelError(f"{where}: not valid JSON ({error.msg})") from None
-            if label.key in seen:
-                raise real.LabelError(f"{where}: field 'key' {label.key!r} repeats {seen[label.key]}")
-            seen[label.key] = where
-            labels.append(label)
+    for label, where in labelled:
+        if label.key in seen:
+            raise real.LabelError(f"{where}: field 'key' {label.key!r} repeats {seen[label.key]}")
+        seen[label.key] = where
+        labels.append(label)
     return labels
 
 

@@ -79,43 +79,22 @@ class MathVistaLabel:
 
 
 def _label(record: object, kind: str, where: str) -> MathVistaLabel:
-    if not isinstance(record, dict):
-        raise real.LabelError(f"{where}: not a JSON object")
-    for field in FIELDS:
-        if field not in record:
-            raise real.LabelError(f"{where}: missing field '{field}'")
+    record = real.require_fields(record, where, FIELDS)
     key = record["key"]
     if not isinstance(key, str) or not key.startswith(f"{long_prose.MATHVISTA}:") or "/" not in key:
         raise real.LabelError(f"{where}: field 'key' {key!r} is not 'mathvista:<run>/<pid>'")
-    if (record["expected"] is None) == (record["reason"] is None):
-        raise real.LabelError(f"{where}: exactly one of fields 'expected' and 'reason' must be null")
+    real.check_verdict(record, where)
     expected = record["expected"]
-    if expected is not None:
-        if kind == MULTIPLE_CHOICE and expected not in LETTERS:
-            raise real.LabelError(f"{where}: field 'expected' {expected!r} is not an upper-case letter")
-        if kind == FREE_FORM and (not isinstance(expected, str) or not expected.strip()):
-            raise real.LabelError(f"{where}: field 'expected' {expected!r} is not a non-empty string")
-    if record["reason"] is not None and record["reason"] not in real.LABEL_REASONS:
-        raise real.LabelError(f"{where}: field 'reason' is {record['reason']!r}, not one of {real.LABEL_REASONS}")
+    if kind == MULTIPLE_CHOICE:
+        real.check_letter(record, where)
+    elif expected is not None and (not isinstance(expected, str) or not expected.strip()):
+        raise real.LabelError(f"{where}: field 'expected' {expected!r} is not a non-empty string")
     return MathVistaLabel(key, expected, record["reason"], record["note"])
 
 
 def load_labels(path: Path, kind: str) -> list[MathVistaLabel]:
     """The labels of one sample file, in file order; every key once."""
-    labels, seen = [], {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            label = _label(json.loads(line), kind, where)
-        except json.JSONDecodeError as error:
-            raise real.LabelError(f"{where}: not valid JSON ({error.msg})") from None
-        if label.key in seen:
-            raise real.LabelError(f"{where}: field 'key' {label.key!r} repeats {seen[label.key]}")
-        seen[label.key] = where
-        labels.append(label)
-    return labels
+    return long_prose.unique_keys((_label(record, kind, where), where) for where, record in real.label_records(path))
 
 
 def load_sample(name: str, folder: Path = LABELS_FOLDER) -> list[MathVistaLabel]:

@@ -68,34 +68,56 @@ class RealLabel:
         return self.file.split("__")[1]
 
 
-def _label(record: object, where: str) -> RealLabel:
+def require_fields(record: object, where: str, fields: tuple[str, ...]) -> dict:
+    """The label line's object; a LabelError naming the line when it is no object or lacks a field."""
     if not isinstance(record, dict):
         raise LabelError(f"{where}: not a JSON object")
-    for field in FIELDS:
+    for field in fields:
         if field not in record:
             raise LabelError(f"{where}: missing field '{field}'")
-    if not isinstance(record["file"], str) or record["file"].count("__") != 1:
-        raise LabelError(f"{where}: field 'file' {record['file']!r} is not '<model>__<style>'")
+    return record
+
+
+def check_verdict(record: dict, where: str) -> None:
+    """Exactly one of `expected` and `reason` given, the reason one of LABEL_REASONS (every sample's rule)."""
     if (record["expected"] is None) == (record["reason"] is None):
         raise LabelError(f"{where}: exactly one of fields 'expected' and 'reason' must be null")
-    if record["expected"] is not None and record["expected"] not in LETTERS:
-        raise LabelError(f"{where}: field 'expected' {record['expected']!r} is not an upper-case letter")
     if record["reason"] is not None and record["reason"] not in LABEL_REASONS:
         raise LabelError(f"{where}: field 'reason' is {record['reason']!r}, not one of {LABEL_REASONS}")
+
+
+def check_letter(record: dict, where: str) -> None:
+    if record["expected"] is not None and record["expected"] not in LETTERS:
+        raise LabelError(f"{where}: field 'expected' {record['expected']!r} is not an upper-case letter")
+
+
+def label_records(path: Path):
+    """(where, record) of each non-blank line of a label file, where = "path:line"; a line that is not JSON is a
+    LabelError naming it."""
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            yield where, json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LabelError(f"{where}: not valid JSON ({error.msg})") from None
+
+
+def _label(record: object, where: str) -> RealLabel:
+    record = require_fields(record, where, FIELDS)
+    if not isinstance(record["file"], str) or record["file"].count("__") != 1:
+        raise LabelError(f"{where}: field 'file' {record['file']!r} is not '<model>__<style>'")
+    check_verdict(record, where)
+    check_letter(record, where)
     return RealLabel(record["file"], str(record["id"]), record["expected"], record["reason"], record["note"])
 
 
 def load_labels(path: Path) -> list[RealLabel]:
     """The labels of one sample file, in file order; (file, id) must be unique."""
     labels, seen = [], {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            label = _label(json.loads(line), where)
-        except json.JSONDecodeError as error:
-            raise LabelError(f"{where}: not valid JSON ({error.msg})") from None
+    for where, record in label_records(path):
+        label = _label(record, where)
         key = (label.file, label.id)
         if key in seen:
             raise LabelError(f"{where}: fields 'file', 'id' {key} repeat {seen[key]}")

@@ -158,6 +158,12 @@ def _top_cases(analysis: Analysis) -> pd.DataFrame:
     return analysis.cases.head(analysis.parameters.top_k)
 
 
+def _extended_rows(cases: pd.DataFrame, multi_split: set[str]) -> pd.DataFrame:
+    """An extended table's rows (ours): the case, its significance, its checks and verdict."""
+    return pd.concat([_case_rows(cases, multi_split)[["Family", "Dataset", "Subtask", "Small", "Large", "Net"]],
+                      _significance_columns(cases), _verdict_columns(cases, checks=True)], axis=1)
+
+
 def table03_top_cases(analysis: Analysis, multi_split: set[str]) -> Table:
     """The paper's columns only; the verdict is in table03_top_cases_extended."""
     top = _top_cases(analysis)
@@ -172,8 +178,7 @@ def table03_top_cases(analysis: Analysis, multi_split: set[str]) -> Table:
 def table03_top_cases_extended(analysis: Analysis, multi_split: set[str]) -> Table:
     """Beyond the paper: Table 3's cases with their significance and credibility verdict."""
     top = _top_cases(analysis)
-    frame = pd.concat([_case_rows(top, multi_split)[["Family", "Dataset", "Subtask", "Small", "Large", "Net"]],
-                       _significance_columns(top), _verdict_columns(top, checks=True)], axis=1)
+    frame = _extended_rows(top, multi_split)
     frame.insert(0, "#", np.arange(1, len(frame) + 1))
     return Table("table03_top_cases_extended", f"Table 3, extended (ours): the top {analysis.parameters.top_k} "
                  "cases' significance and credibility verdict.", frame.reset_index(drop=True),
@@ -200,8 +205,7 @@ def appendixC_all_cases(analysis: Analysis, multi_split: set[str]) -> Table:
 def appendixC_all_cases_extended(analysis: Analysis, multi_split: set[str]) -> Table:
     """Beyond the paper: every case, in Appendix C's order, with its significance, checks and verdict."""
     ordered = _all_cases(analysis)
-    frame = pd.concat([_case_rows(ordered, multi_split)[["Family", "Dataset", "Subtask", "Small", "Large", "Net"]],
-                       _significance_columns(ordered), _verdict_columns(ordered, checks=True)], axis=1)
+    frame = _extended_rows(ordered, multi_split)
     return Table("appendixC_all_cases_extended", "Appendix C, extended (ours): every case's one-sided McNemar p, BH "
                  "decisions at the FDR, credibility checks and verdict.", frame.reset_index(drop=True),
                  note=OURS + VERDICT_NOTE, row_keys=_case_keys(ordered))
