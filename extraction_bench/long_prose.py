@@ -18,7 +18,8 @@ The gold answer is never written to a labeller's input.
 
 The labels (tests/lmms_eval_tasks/extraction_real/long_prose/, its README) are one JSON object a line, `key,
 expected, reason, note` (as extraction_bench.real's, the key for `file` and `id`); a sample is the union of its
-chunk files (SAMPLES): `long_dev` the rules are fitted to, `long_heldout` scored once with frozen rules.
+chunk files (SAMPLES): `long_dev` and `long_heldout` the rules are fitted to (FITTED), `long_heldout2` scored once with
+frozen rules (HELD_OUT).
 `read_sample` reads each labelled item as real.read_sample does, and `scorecard` adds what issue 31 targets: the
 share of the answers that state a letter for which one is committed, and the letters withheld per model.
 """
@@ -43,7 +44,13 @@ LONG_WORDS = 100  # "long prose": more words than this (issue 31)
 M3COT, MATHVISTA = "m3cot", "mathvista"
 LABELS_FOLDER = real.LABELS_FOLDER / "long_prose"
 SAMPLES = {"long_dev": ("long_dev_1", "long_dev_2"),  # fitting data
-           "long_heldout": ("long_heldout_1", "long_heldout_2", "long_heldout_3")}  # scored once, with frozen rules
+           # scored once with the rules frozen at 10b44a1 (issue 31 item 4); fitting data since
+           "long_heldout": ("long_heldout_1", "long_heldout_2", "long_heldout_3"),
+           # read by two readers, their differences settled by a third; scored once, with the rules frozen after fitting
+           # on the two samples above (readings/long_heldout2_readings.jsonl holds both readings)
+           "long_heldout2": tuple(f"long_heldout2_{k}" for k in range(1, 7))}
+FITTED = ("long_dev", "long_heldout")
+HELD_OUT = ("long_heldout2",)
 FIELDS = ("key", "expected", "reason", "note")
 
 

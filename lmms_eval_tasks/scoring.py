@@ -99,7 +99,7 @@ def extract(question: Question, response: str) -> Extraction:
     if question.kind == YES_NO:
         return extract_yes_no(response)
     if question.kind == NUMERIC and question.answer_type in ("integer", "float"):
-        return extract_number(response)
+        return extract_number(response, question.text)
     return extract_answer_part(response)
 
 

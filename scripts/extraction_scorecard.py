@@ -37,6 +37,12 @@ def _misses(read, columns) -> str:
     return f"\nRead otherwise than labelled ({len(disagree)}):\n\n" + shown.to_markdown(index=False)
 
 
+def _labelled(mathvista_sample: str) -> bool:
+    """Whether every chunk file of a MathVista sample exists."""
+    chunks = mathvista.SAMPLES.get(mathvista_sample, (mathvista_sample,))
+    return all((mathvista.LABELS_FOLDER / f"{chunk}.jsonl").exists() for chunk in chunks)
+
+
 def _existing_samples() -> list[str]:
     long = [name for name in long_prose.SAMPLES if all(path.exists() for path in long_prose.sample_paths(name))]
     return [*real.SAMPLES, *long]
@@ -47,8 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--real", nargs="*", default=None,
                         help="real samples: M3CoT ones in tests/lmms_eval_tasks/extraction_real, long-prose ones "
                              f"({', '.join(long_prose.SAMPLES)}); default: every sample whose labels exist")
-    parser.add_argument("--mathvista", nargs="*", default=[name for name in mathvista.SAMPLES
-                                                           if (mathvista.LABELS_FOLDER / f"{name}.jsonl").exists()],
+    parser.add_argument("--mathvista", nargs="*", default=[name for name in mathvista.SAMPLES if _labelled(name)],
                         help="MathVista samples in tests/lmms_eval_tasks/extraction_real/mathvista")
     parser.add_argument("--mathvista-data", type=Path, default=mathvista.DATA_FOLDER,
                         help="folder of the MathVista <run>.jsonl.gz")
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"## {name}: skipped, no M3CoT data at {args.data} or MathVista data at {args.mathvista_data}\n")
                 continue
             read = long_prose.read_sample(long_prose.load_sample(name), args.data, args.mathvista_data)
-            print(long_prose.scorecard(read, f"{name} ({'fitted' if name == 'long_dev' else 'held out'})"))
+            print(long_prose.scorecard(read, f"{name} ({'fitted' if name in long_prose.FITTED else 'held out'})"))
         else:
             if not (real.LABELS_FOLDER / f"{name}.jsonl").exists():
                 sys.exit(f"{real.LABELS_FOLDER / name}.jsonl: no such sample (samples: "
@@ -80,13 +85,13 @@ def main(argv: list[str] | None = None) -> None:
             print(_misses(read, MISS_COLUMNS["real"]))
         print()
     for name in args.mathvista:
-        if not (mathvista.LABELS_FOLDER / f"{name}.jsonl").exists():
-            sys.exit(f"{mathvista.LABELS_FOLDER / name}.jsonl: no such sample")
+        if not _labelled(name):
+            sys.exit(f"{mathvista.LABELS_FOLDER / name}: no such sample (samples: {', '.join(mathvista.SAMPLES)})")
         if not args.mathvista_data.is_dir():
             print(f"## {name}: skipped, no MathVista data at {args.mathvista_data}\n")
             continue
         read = mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name), args.mathvista_data)
-        print(mathvista.scorecard(read, f"MathVista {name}"))
+        print(mathvista.scorecard(read, f"MathVista {name} ({'fitted' if name in mathvista.FITTED else 'held out'})"))
         if args.misses:
             print(_misses(read, MISS_COLUMNS["mathvista"]))
         print()

@@ -14,8 +14,11 @@ stops mid-sentence. `tier_of` gives the tier of a record written before the tier
 
 Multiple choice (`extract_choice`) is read in two layers, after a copy of the option list on one line ("[Choices]
 (A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked. Every extractor reads a response only up to a later line that
-opens a new question or turn ("Question: ...", "Hint: ...", "Human: ..."): few-shot prompts make models go on with
-questions and answers of their own (`without_continuation`).
+opens a new question or turn ("Question: ...", "Hint: ...", "Human: ...") and before its closing courtesies ("I hope
+this helps! Let me know if ..."): few-shot prompts make models go on with questions and answers of their own
+(`without_continuation`, `without_courtesy`); multiple choice also stops before a question the response makes up
+after answering, recognised by a list of options of its own ("Answer: C\n\n1. A triangle ...?\n(A) 100 sq. feet\n(B)
+..."; `without_invented_questions`).
 
 1. Commitments, the places where a response states its answer:
      answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short, "答案:X"
@@ -34,7 +37,12 @@ questions and answers of their own (`without_continuation`).
    answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
    another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
    when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
-   response contradicts itself; a letter that a committing rule also reads is committed by that rule. Lines
+   response contradicts itself; a letter that a committing rule also reads is committed by that rule. Earlier readings
+   that choose nothing do not contradict it: letters that are no option, read by a rule other than an answer statement
+   ("P, Q, and R lie on the same line", "choose M and N"), the options written out under a statement ("the closest
+   match:\n(A) ...\n(D) ..."), a letter given a value where no option holds one ("the correct answer is (A) 40°" before
+   "[Answer]\n(B) False" of True / False / Not sure: the image's question, not the prompt's). "So, B." commits only
+   where the sentence ends on the option ("so Sample B particles have ..." does not). Lines
    led by different letters (the option list, or an analysis of each option) are no commitment. A letter
    followed by what belongs to another option contradicts itself: its text or opening words ("(A) 0.27" where
    (B) is 0.27, "(C). Country 3"), its value ("(C). The point lies at -11.8 km"), or a letter label that another
@@ -48,8 +56,11 @@ questions and answers of their own (`without_continuation`).
    name the image's letters ("option B in the image"), a bare letter beside that label or with a value is
    ambiguous and "option (D) in the image" is the image's D; where they give them in
    another order, a letter written without its own option's text or image letter, in a response that names the
-   image's labels ("container C", "labeled as (C) in the image"), may be either lettering: `image_lettering`
-   withholds it (`inconclusive`, for the judge, who sees the image). A letter stated before an explanation that favours
+   image's labels ("container C", "labeled as (C) in the image"), or with a value ("(B) 336"), may be either lettering:
+   `image_lettering` withholds it (`inconclusive`, for the judge, who sees the image) -- unless the response states it
+   as its answer ("The correct answer is (D)."): that is the prompt's option, as readers label it, except where the
+   response writes an option list of its own ("(A) 295 ... (D) 0") or the sentence before names the same letter as a
+   label another option's text carries ("Point C is the darkest. The answer is C." where (A) is "Point C in the image"). A letter stated before an explanation that favours
    another option -- says more of the words that tell another option's text apart than of its own, or, before a working
    of 40 words or more, no more of its own than of another's (EXPLAINED_WORDS, WORKING_WORDS) --, before a later line
    that says no option fits ("But this option still does not match. None of the choices provided are accurate."), with
@@ -69,7 +80,15 @@ questions and answers of their own (`without_continuation`).
    bracket of letters ("(A, B) 7") names several. The letter of the option that says no option fits, followed by an
    answer of the model's own ("(C) jump" where (C) is "None of the options are correct."), is withheld
    (`none_with_answer`, `inconclusive`): readers label it both ways.
-2. Without a commitment: a text that stops mid-sentence is truncated; otherwise, within the conclusion
+   A letter written anywhere with another option's whole text and never with its own ("(B) 40°" where (C) is 40°, "C: 6
+   √2" where (D) is 6 √2), and a letter stated after a concluding sentence that counts another option's value as its one
+   result ("Therefore, there are 3 countries that ...\n\nThe answer is: (C)" where (B) is 3), contradict themselves. A
+   stated number that is exactly one option's value answers by it ("x = \\boxed{26} cm" where (D) is "26.0").
+2. Without a commitment: a letter the response states anywhere, with its own option's text, as what something is
+   ("... the organisms most affected are (C) Snake and raccoon.", "Therefore, the degree of ∠DAE is (D) 60°.", "... is
+   B (water).") and in no other such sentence, under no condition, hedge or refusal, is mention_with_text; a list of the
+   options (or an analysis of each) followed by a conclusion is read by that conclusion. Then a text that stops
+   mid-sentence is truncated; otherwise, within the conclusion
    (all of a short response, the last two sentences of a long one, the last sentence of one that opens
    as working: "Let's analyze ..."), so that letters named in the working are not taken for the answer:
      mention      exactly one letter written as an option label: "(B)", "B)", "option B", "'B'" (inside a
@@ -100,7 +119,10 @@ names the options without choosing: neither is a mention.
 
 Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
 answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
-answers abstain, and a lone option letter answering an open question is out_of_range. A number is read, in this
+answers abstain, and a lone option letter answering an open question is out_of_range. Given the question, the numbers it
+gives are not taken for a conclusion's answer where it states several ("Linda will spend $6.80 to buy 0.9 pounds"); a
+ratio stated as one is its value ("the ratio ... is 3:2" is 1.5); a conclusion that no number answers ("the limit does
+not exist") and an answer in words of arithmetic ("the total minus 10 minus 5") give none. A number is read, in this
 order, from an answer line or \\boxed{}, the whole response, a last line that is only a number (number_line), a
 closing calculation, a "final value" line or statement (final_value: MathVista's hint asks for it), an "answer is"
 statement, the last sentence when it states one result ("Therefore, the range is 250 - 31 = 219.", "There are

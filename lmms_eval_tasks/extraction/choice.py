@@ -7,7 +7,7 @@ import re
 from .admission import ANSWER_STATEMENT_RULES, Extraction, _committed, abstain
 from .guards import Guards
 from .locate import Locating, _settle
-from .normalise import prepare, without_option_echo
+from .normalise import prepare, without_invented_questions, without_option_echo
 from .open_answers import extract_number, extract_yes_no
 from .options import OptionReading
 from .readings import Token
@@ -19,6 +19,7 @@ from .vocabulary import (
     LABELLED,
     LINE,
     NUMBER,
+    OPTION_VALUE,
     ROMAN_NUMERALS,
     UNFINISHED,
     _discriminating_words,
@@ -71,7 +72,6 @@ class _Reader(Locating, Guards, OptionReading):
 # What a response without a committed letter may still answer by an option's content: the readings of the conclusion
 # (extraction.locate's without_commitment), not a stated letter or a guard's.
 CONCLUSION_RULES = frozenset({"mention", "conclusion_text", "closing_text", "capital", "no_option"})
-OPTION_VALUE = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*(?:°|%|[a-zA-Z]{1,3}\d?)?\s*")  # "45°", "5 cm", "0.33%"
 
 
 def _by_content(response: str, options: list[str], letters: list[str]) -> Extraction | None:
@@ -111,11 +111,30 @@ def _extract_choice(response: str, options: list[str], letters: list[str]) -> Ex
     if not text:
         return abstain("empty", "empty")
     shown = [prepare(str(option)) for option in options]
-    reader = _Reader(without_option_echo(text, shown, letters), shown, letters)
+    return _read(without_option_echo(without_invented_questions(text, shown, letters), shown, letters), shown, letters)
+
+
+def _read(text: str, shown: list[str], letters: list[str]) -> Extraction:
+    """A prepared response read; where it lists the options (or analyses each) and says no more than that list, the
+    text after the list is read as its conclusion ("(A) ...: doesn't match.\n...\n(E) ...\nThe best choice would
+    be:\n(C) subtropical monsoon climate.")."""
+    reader = _Reader(text, shown, letters)
     commitments = reader.statements() + reader.line_commitments()
+    if commitments:  # letters that are no option, read by a rule that is no answer statement, name things: "P, Q, and R
+        final = max(commitments, key=lambda c: (c.start, c.priority))  # lie on the same line", "choose M and N so that"
+        commitments = [c for c in commitments if c is final or c.rule in ANSWER_STATEMENT_RULES
+                       or not c.reading.letters or set(c.reading.letters) & reader.valid]
+        # a letter given a value where no option holds one ("the correct answer is (A) 40°" before "[Answer]\n(B) False"
+        # of True / False / Not sure) answers a question of the image's, not the prompt's options
+        commitments = [c for c in commitments if c is final or not reader.foreign_value(c)]
     cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
     if not commitments:
-        return _committed(reader.without_commitment(), cut)
+        read = _committed(reader.without_commitment(), cut)
+        if read.rule == "listing" and (after := reader.after_list()) is not None:
+            concluded = _read(text[after:].strip(), shown, letters)
+            if concluded.found or concluded.reason == "inconclusive":
+                return concluded
+        return read
     settled = _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
     if settled.found and settled.rule in ("first_line", "leading") and reader.final_sentence_names() not in (None, settled.prediction):
         return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
@@ -123,9 +142,11 @@ def _extract_choice(response: str, options: list[str], letters: list[str]) -> Ex
     final_start = final.start
     if settled.found and not final.reading.by_text and reader.result_before(settled.prediction, final_start) is not None:
         return abstain(settled.rule, "self_contradiction")  # "... the degree of angle C is 40°. So the answer is (A)."
+    if settled.found and not final.reading.by_text and reader.written_with_other_text(settled.prediction):
+        return abstain(settled.rule, "self_contradiction")  # "The answer is (B). ... Therefore, ∠EOD = (B) 40°." (C)'s text
     stated = settled.rule in ANSWER_STATEMENT_RULES
     if settled.found and reader.explained_otherwise(settled.prediction, final_start, stated):  # the judge reads it
         return Extraction(None, "none", "explained_otherwise", "inconclusive", candidate=settled.prediction)
-    if settled.found and reader.lettering_ambiguous(settled.prediction):  # the judge sees which lettering is meant
+    if settled.found and reader.image_lettering_unresolved(settled.prediction, final_start, stated):  # the judge sees the image
         return Extraction(None, "none", "image_lettering", "inconclusive", candidate=settled.prediction)
     return _committed(settled, cut, settled.found and reader.stated_in_full(settled.prediction, final_start))

@@ -26,6 +26,7 @@ from .vocabulary import (
     NONE_LIKE,
     NULL_ANSWER,
     NUMBER,
+    OPTION_VALUE,
     PREDICATE,
     SENTENCE_CLOSED,
     SENTENCE_END,
@@ -35,6 +36,15 @@ from .vocabulary import (
     _without_article,
     parse_number,
 )
+
+
+CONCLUDING = re.compile(r"\s*(?i:therefore|thus|hence|so|consequently)\b")
+COUNTED = re.compile(r"(?i)\b(?:there\s+(?:are|is|were|was)|(?:is|are|was|were|equals?|be)|=)\s+(?:a\s+total\s+of\s+)?"
+                     r"([-+]?\d+(?:\.\d+)?)(?![\d.]*\s*[-+×*/=^])")  # "there are 3 countries", "is 12", not "= 3 × 4"
+PARENTHESIS = re.compile(r"\([^()]*\)")
+SUPPOSING = re.compile(r"\s*(?i:if|suppose|assuming|when)\b")
+OPERATOR_AFTER = re.compile(r"[ \t]*(?:[-+×*/÷=]|\\times)")
+DEFINED_AFTER = re.compile(r"[ \t]*(?::|-|–|—)[ \t]")  # "Mucronate: a leaf apex ...", "Acute - pointed ..."
 
 
 def _past_own_letter(letter: str, words: list[str]) -> list[str]:
@@ -81,13 +91,16 @@ class Guards:
         if token.form == "named" and (others := {o for o, named in self.option_labels.items() if token.letter in named} - {token.letter}):
             return min(others)  # "Option C" names (C) and the option whose text is "Option C in the image"
         after, clause_end = self.after_token(token, end)
-        named = _named_letters(self.text[after:clause_end]) - own
+        clause = self.text[after:clause_end]
+        if with_text:  # "(C) Option A in the image (which is Object B)": a note on the option chosen, not another answer
+            clause = PARENTHESIS.sub(" ", clause)
+        named = _named_letters(clause) - own
         pointed = {o for o, labels in self.option_labels.items() if o != token.letter and labels & named}
         third = named - {token.letter} if any(self.option_labels.values()) else set()
         if pointed or third:  # a letter that another option's text names, or a third one where the options name letters
             return min(pointed or third)
         label = LABELLED.match(self.text, after, clause_end)
-        if label and "." not in self.text[token.end : after] and (opening := _named_letters(label.group()) - own - {token.letter}):
+        if label and "." not in self.text[token.end : after] and (opening := (_named_letters(label.group()) & self.valid) - own - {token.letter}):
             return min(opening)  # "(C) Object A", "(A) Object D will sink": the letter, or the object? (not "(E). Point B is ...")
         stated = set(NUMBER.findall(self.text[token.end : clause_end]))  # signs kept: "(C) -2.4 km"  # "(C). The point is at -11.8 km" where (A) is -11.8 km
         valued = {o for o, numbers in self.option_numbers.items() if o != token.letter and numbers and numbers <= stated
@@ -111,6 +124,71 @@ class Guards:
                     and said & (_content_words(" ".join(words[len(own) :])) - _content_words(" ".join(own))):
                 return other
         return None
+
+    def valued_image_letter(self, token: Token, end: int) -> bool:
+        """Whether the letter is another option's image letter ("option A in the image" is (C)) and a value follows it
+        ("(A) 2100", "The correct answer is (B) 336."): the value of the image's option (A), or the prompt's (A)? Readers
+        label the written letter 27 times of 29 on the fitted samples; the judge, who sees the image, reads it."""
+        if not self.label_holders.get(token.letter):
+            return False
+        after, clause_end = self.after_token(token, end)
+        return bool(NUMBER.match(self.text, after, clause_end))
+
+    def written_with_other_text(self, letter: str) -> bool:
+        """Whether the response writes the letter anywhere with another option's whole text after it, and never with its
+        own: "(B) 40°" where (C) is 40°."""
+        after = [DELIMITER.match(self.text, t.end, len(self.text)).end() for t in self.tokens(0, len(self.text))
+                 if t.letter == letter and t.strong]
+        ends = [self.line_end(a) for a in after]
+        own = any(self.option_at(a, e, only=letter) is not None for a, e in zip(after, ends))
+        other = any((named := self.option_at(a, e)) is not None and named[0] != letter
+                    and self.option_at(a, e, only=letter) != (letter, named[1]) for a, e in zip(after, ends))
+        return other and not own
+
+    def foreign_value(self, commitment) -> bool:
+        """Whether a commitment's one letter is written with a value ("(A) 40°") while no option's text holds a number."""
+        reading = commitment.reading
+        if reading.kind != "one" or reading.by_text or any(self.option_numbers.values()):
+            return False
+        token = next((t for t in self.tokens(commitment.start, self.line_end(commitment.start) + 1) if t.letter == reading.letters[0]), None)
+        return token is not None and bool(NUMBER.match(self.text, *self.after_token(token, len(self.text))))
+
+    def image_lettering_unresolved(self, letter: str, start: int, stated: bool) -> bool:
+        """Whether a letter of options that give the image's letters in another order is left to the judge
+        (`lettering_ambiguous`, or a value after it: `valued_image_letter`). A letter the response states as its answer
+        ("The correct answer is (D).") is the prompt's option, as readers label it (38 of 39 on the long-prose fitted
+        samples) -- unless the response writes an option list of its own ("(A) 295 ... (D) 0 is divisible by 30"), or
+        the sentence before the statement names the same letter as an image label that another option's text carries
+        ("Point C is the darkest. The answer is C." where (A) is "Point C in the image"): the image's lettering."""
+        valued = any(t.letter == letter and self.valued_image_letter(t, len(self.text)) for t in self.tokens(0, len(self.text)))
+        if not (valued or self.lettering_ambiguous(letter)):
+            return False
+        if not stated:
+            return True
+        return self.own_lettering() or self.image_label_before(letter, start)
+
+    def own_lettering(self) -> bool:
+        """Whether the response gives two or more letters a value each ("(A) 295", "(D) 0"), values that are not those
+        options' texts: a list of its own, the image's."""
+        valued = {t.letter for t in self.tokens(0, len(self.text))
+                  if self._own_text_end(t, self.line_end(t.end)) is None
+                  and NUMBER.match(self.text, *self.after_token(t, len(self.text)))}
+        return len(valued) >= 2
+
+    def image_label_before(self, letter: str, start: int) -> bool:
+        """Whether the sentence before `start`, or the one holding it, names the letter as a label ("point C",
+        "container C", "option C in the image") that another option's text carries ("Point C in the image"), or that the
+        letter's own option does not ("(C) option C in the image" where (C) is "option A in the image")."""
+        own = self.option_labels.get(letter, set())
+        if not (self.label_holders.get(letter) or own and letter not in own):
+            return False  # the image's label and the prompt's letter mean the same option
+        ends = [0] + [m.end() for m in SENTENCE_END.finditer(self.text, 0, start)]
+        sentence = ends[-1]  # the start of the statement's sentence, then of the one before it that holds words
+        before = next((e for e in reversed(ends[:-1]) if self.text[e:sentence].strip()), 0)
+        if not self.label_holders.get(letter):
+            before = start  # a label no option carries counts in the statement itself only: "(C) option C in the image"
+        spans = [m for pattern in (LABELLED, IMAGE_LABEL) for m in pattern.finditer(self.text, before, self.line_end(start))]
+        return any(letter in _named_letters(m.group()) or m.re is IMAGE_LABEL and letter in m.group() for m in spans)
 
     def lettering_ambiguous(self, letter: str) -> bool:
         """Where the options give the image's letters in another order ("(B) Option C in the image"), a letter that is
@@ -174,13 +252,10 @@ class Guards:
     def label_ambiguity(self, token: Token, end: int) -> str | None:
         """Where another option's text holds the token's letter as a label ("Point C" is (A), the answer "(C)"), a
         letter written alone is ambiguous when the response names that label ("... at point C. The answer is
-        (C).") or gives a value for it ("(A) 25" where the options are "option B in the image", ...)."""
+        (C).")."""
         holders = self.label_holders.get(token.letter)
         if not holders:
             return None
-        after, clause_end = self.after_token(token, end)
-        if NUMBER.match(self.text, after, clause_end):
-            return min(holders)
         sentence = self.text.rfind("\n", 0, token.start) + 1  # from the sentence before the token's to its line's end
         ends = [m.end() for m in SENTENCE_END.finditer(self.text, 0, token.start)]
         start = ends[-2] if len(ends) >= 2 else 0
@@ -243,10 +318,17 @@ class Guards:
         if after < EXPLAINED_WORDS:
             return False
         own, other = self.support(letter)
-        favoured_otherwise = own < other or after >= WORKING_WORDS and own == other
+        favoured_otherwise = own < other or after >= WORKING_WORDS and own == other and not self.with_own_text(letter, start)
         if favoured_otherwise and stated:
             return self.final_sentence_names() not in (None, letter)
         return favoured_otherwise
+
+    def with_own_text(self, letter: str, start: int) -> bool:
+        """Whether the letter stated at `start` is written with its option's whole text ("(D) -2.37 x 10^12 $, 0.87 x
+        10^12 $, ..."): a working that says as much of another option as of it (the same values in another order) does
+        not point away from it."""
+        token = next((t for t in self.tokens(start, len(self.text)) if t.letter == letter), None)
+        return token is not None and self._own_text_end(token, self.line_end(token.end)) is not None
 
     def support(self, letter: str) -> tuple[int, int]:
         """How many of the words that tell the letter's option text apart (`discriminating`) the response says, and the
@@ -285,10 +367,17 @@ class Guards:
         if start <= self.lines[0][1] or self.tokens(start, len(self.text)) or NAMED_LETTER.search(last) \
                 or BRACKETED_LETTER.search(last):
             return None  # a letter there
+        if "|" in last or SUPPOSING.match(last):
+            return None  # a table's row, or a supposition ("If the snakes increase, ..."): no conclusion
         occurrences = self.option_occurrences(start, len(self.text))
         named = {letter for letter, _, _ in occurrences}
         if len(named) != 1 or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences)):
             return None
+        if any(DEFINED_AFTER.match(self.text, e) for _, _, e in occurrences):
+            return None  # "Mucronate: A leaf apex that has a short, sharp point.": an option defined, not concluded
+        result_from = self.text.rfind("=", start) + 1  # "∠1 = 180° - 65° = 115°": the result follows the last "="
+        if all(s < result_from or OPERATOR_AFTER.match(self.text, e) for _, s, e in occurrences):
+            return None  # the option's value is an operand of the working, not its result
         return named.pop()
 
     def stated_in_full(self, letter: str, start: int) -> bool:
@@ -299,6 +388,9 @@ class Guards:
         if token is None:
             return False
         end = self._own_text_end(token, self.line_end(token.end)) or token.end
+        repeated = re.compile(rf"[ \t]*{letter}\b")  # "The answer is (D) D." where the options are the letters themselves
+        if self.options.get(letter, "").strip() == letter and (again := repeated.match(self.text, end)):
+            end = again.end()
         return bool(SENTENCE_CLOSED.match(self.text, end))
 
     def result_before(self, letter: str, start: int) -> str | None:
@@ -313,6 +405,8 @@ class Guards:
         if previous is None or any(t.strong for t in self.tokens(previous, sentence_start)) \
                 or NAMED_LETTER.search(self.text, previous, sentence_start):
             return None  # a letter written as an option's there ("(B) is 2."; not "angle C is 40°")
+        if (counted := self.counted_result(letter, previous, sentence_start)) is not None:
+            return counted  # "Therefore, there are 3 countries that ... . The answer is: (C)" where (B) is 3
         occurrences = self.option_occurrences(previous, sentence_start)
         named = {other for other, _, _ in occurrences}
         if len(named) != 1 or letter in named or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences), sentence_start):
@@ -323,6 +417,23 @@ class Guards:
         if any(own == letter for own, _, _ in self.option_occurrences(previous, len(self.text))):
             return None
         return named.pop()
+
+    def counted_result(self, letter: str, start: int, end: int) -> str | None:
+        """Where every option is a value, the other option whose value a concluding sentence ("Therefore, there are 3
+        countries that ...", "So the total is 12 apples.") states as its one result, where the letter's own value is not
+        stated there."""
+        values = {o: OPTION_VALUE.fullmatch(text) for o, text in self.options.items()}
+        sentence = self.text[start:end]
+        if not all(values.values()) or not CONCLUDING.match(sentence):
+            return None
+        stated = {parse_number(m.group(1)) for m in COUNTED.finditer(sentence)}
+        if len(stated) != 1:
+            return None
+        result = stated.pop()
+        matching = [o for o, v in values.items() if float(v.group(1)) == result]
+        if any(own == letter for own, _, _ in self.option_occurrences(start, len(self.text))):
+            return None  # "... the radius is 8 inches. The correct option letter is (A) 7.5.": its own value stated too
+        return matching[0] if len(matching) == 1 and matching[0] != letter else None
 
     def nearer_values(self, letter: str, start: int) -> str | None:
         """The one other option whose values the letter's line (from the letter stated at or after start) gives

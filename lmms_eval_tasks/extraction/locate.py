@@ -37,6 +37,7 @@ from .vocabulary import (
     QUESTION_END,
     REFUSAL,
     REVISION,
+    SENTENCE_CLOSED,
     SENTENCE_DONE,
     SENTENCE_END,
     SENTENCE_TEXT,
@@ -49,6 +50,12 @@ from .vocabulary import (
 )
 
 
+COPULA_BEFORE = re.compile(r"(?i)\b(?:is|are|was|were|be|=)[ \t]*$")  # "... are (C) Snake and raccoon."
+CLOSED_AFTER_TEXT = re.compile(r"[°%)\]]?[ \t]*(?:[.!]|\n|$)")  # "(D) 60°." ends its sentence
+OWN_TEXT_BRACKETED = re.compile(r"[ \t]*\(([^()\n]+)\)")  # "B (water)"
+LINE_LEAD = re.compile(r"[ \t]*(?:[(\[]?[A-Z][)\].:][ \t]*)?")  # nothing, or a letter, before a line's claim
+
+
 class Locating:
     """Where a response states its answer (mixed into choice._Reader)."""
 
@@ -59,7 +66,7 @@ class Locating:
         leads = [tok for s, e in block_lines if (tok := self.token_at(s, e)) is not None]
         if len({t.letter for t in leads}) > 1:
             letters = tuple(dict.fromkeys(t.letter for t in leads))
-            return Reading("listed" if set(letters) >= self.valid else "several", letters)
+            return Reading("listed", letters, written_out=True) if set(letters) >= self.valid else Reading("several", letters)
         return self.read_phrase(*block_lines[0])[0] if block_lines else None
 
     # ------------------------------------------------------------ commitments
@@ -98,8 +105,10 @@ class Locating:
             if ANSWER_LINE_START.match(self.text[self.text.rfind("\n", 0, m.start()) + 1 : m.end()]):
                 rule = "answer_line"
             start, end, is_block = self.phrase_span(m.end())
-            reading = self.read_block(start, end) if is_block else self.read_phrase(start, end, stated=True)[0]
-            if reading is not None and not (weak and reading.kind != "one"):
+            reading, after = (self.read_block(start, end), end) if is_block else self.read_phrase(start, end, stated=True)
+            if weak and not (reading is not None and reading.kind == "one" and SENTENCE_DONE.match(self.text, after, end)):
+                continue  # "So, B." commits; "so Sample B particles have ...", "so C(10, 4) = 210" are working
+            if reading is not None:
                 found.append(Commitment(m.start(), reading, rule))
         for m in re.finditer(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", self.text):
             reading = self.read_phrase(m.start(1), m.end(1), stated=True)[0]
@@ -123,14 +132,14 @@ class Locating:
                 predicate = PREDICATE.match(self.text, token.end)  # "A is the correct answer" where the text is "A is closer"
             if predicate and not self.hypothetical(token.start, predicate.end()):
                 found.append(Commitment(token.start, reading, "predicate"))
-        leading = [c for c in found if not self.text[self.text.rfind("\n", 0, c.start) + 1 : c.start].strip()]
-        if len({c.reading.letters for c in leading}) > 1:  # "Option A is true because ...\nOption B is true ...": each
-            found = [c for c in found if c not in leading]  # option analysed in turn, none chosen
         for letter, start, end in self.option_occurrences(0, len(self.text)):  # "the third image is more similar"
             predicate = EVALUATIVE.match(self.text, end)
             if predicate and not self.hypothetical(start, predicate.end()):
                 found.append(Commitment(start, Reading("one", (letter,), by_text=True), "predicate"))
-        return found
+        leading = [c for c in found if LINE_LEAD.fullmatch(self.text, self.text.rfind("\n", 0, c.start) + 1, c.start)]
+        if len({c.reading.letters for c in leading}) > 1:  # "Option A is true because ...\nOption B is true ...",
+            found = [c for c in found if c not in leading]  # "(B) Option A in the image is correct for ...": each option
+        return found  # analysed in turn, none chosen
 
     def inline_list(self, token: Token) -> bool:
         """Whether the token's line names another option with its text too: "Options: Option A: ... Option B: ..."."""
@@ -149,6 +158,19 @@ class Locating:
         bare = {t.letter for i, t in self.leads.items() if not self.text[t.end : self.lines[i][1]].strip(" \t.:)")}
         return len(items) > 1 or len(bare) > 1
 
+    def after_list(self) -> int | None:
+        """Where the first list of lines led by letters (two letters or more, line after line) ends, when text follows
+        it; None otherwise."""
+        if not self.leads:
+            return None
+        first = last = min(self.leads)
+        while last + 1 in self.leads:
+            last += 1
+        if len({self.leads[i].letter for i in range(first, last + 1)}) < 2:
+            return None
+        end = self.lines[last][1]
+        return end if self.text[end:].strip() else None
+
     def _answer_before_list(self) -> bool:
         """Whether the first line answers apart from the list of lines that follows: it is only a letter, or the
         list leads another line with its letter again (an analysis of each option after the answer)."""
@@ -159,6 +181,9 @@ class Locating:
             return True
         if self._option_item(0) and self._option_item(1) and self.leads[1].letter != first.letter:
             return False  # "(A) 12:50 PM.\n(B) 10:50 AM.\n...": the first line is the list's first item
+        if self._option_item(0) and 1 not in self.leads and len(self.lines) > 1 \
+                and self.text[slice(*self.lines[1])].rstrip().endswith((".", "?", "!")):
+            return True  # "(A) 2\n\nLet's think step-by-step. <the prompt again, its options listed>": apart from the list
         if all(self._option_item(i) for i in self.leads) and {t.letter for t in self.leads.values()} >= self.valid:
             return False  # the option list written out again and again: every line a letter with its own text only
         return any(token.letter == first.letter for i, token in self.leads.items() if i > 0)
@@ -179,7 +204,11 @@ class Locating:
                       for t in self.tokens(0, listed_from) if t.start > self.lines[0][0] and self._stands_alone(t)]
             return (self._first_line() if self._answer_before_list() else []) + before
         found = self._first_line()
+        # formulas copied a symbol a line ("A\n5\n=(\n5\n−2\n)", "a\ni\n,b\ni"): a bare letter alone on a line is a variable
+        vertical = sum(len(self.text[s:e].strip()) <= 3 for s, e in self.lines) >= 4
         for token in self.tokens(0, len(self.text)):  # "...\n\n**C**", "... well lit. **A**", "... lit. A. the bridge"
+            if vertical and token.form == "bare":
+                continue
             line = bisect.bisect_right([start for start, _ in self.lines], token.start) - 1
             quoted = line < len(self.lines) - 1 and self._own_text_end(token, self.lines[line][1]) is not None \
                 and self.working_after(line)  # an option quoted to check it, the working going on after it
@@ -192,7 +221,7 @@ class Locating:
             found.append(Commitment(opening.start(1), Reading("one", (option[0],), by_text=True), "option_text", priority=0))
         for start, end in self.lines[1:]:  # "... compared.\n\nb)"
             lower = LOWER_LETTER.fullmatch(self.text, start, end)
-            if lower and not REFUSAL.search(self.text, 0, start):
+            if lower and not REFUSAL.search(self.text, 0, start) and not vertical:
                 found.append(Commitment(start, self._checked((lower.group(1) or lower.group(2)).upper()), "letter_line", priority=0))
         for last in LAST_LOWER_LETTER.finditer(self.text):  # "... well lit. b)"
             if not REFUSAL.search(self.text, 0, last.start()):
@@ -325,7 +354,38 @@ class Locating:
             TENTATIVE_WORDS.search(self.text) or HEDGE.search(self.text) or UNCERTAIN.search(self.text)
             or HYPOTHETICAL.search(self.text) or REFUSAL.search(self.text))
 
+    def stated_mention(self) -> Extraction | None:
+        """The one letter the response states as what something is, written with its own option's text, in a sentence
+        of its own that ends there ("... the organisms most directly affected by a decrease in grass are (C) Snake and
+        raccoon.", "Therefore, the degree of ∠DAE is (D) 60°.", "... the food with the least carbs is B (water).") --
+        anywhere, not only in the conclusion: mention_with_text. Not under a condition, a refusal or a hedge, and never
+        beside another such letter."""
+        found = []
+        for token in self.tokens(0, len(self.text)):
+            line_end = self.line_end(token.end)
+            own_end = self._own_text_end(token, line_end)
+            if own_end is None and token.form == "bare" and (bracketed := OWN_TEXT_BRACKETED.match(self.text, token.end)):
+                own_end = bracketed.end() if self.option_at(bracketed.start(1), bracketed.end(1), only=token.letter) \
+                    == (token.letter, bracketed.end(1)) else None  # "B (water)"
+            if token.letter not in self.valid or own_end is None or not (token.strong or own_end > token.end) \
+                    or not COPULA_BEFORE.search(self.text, max(0, token.start - 24), token.start) \
+                    or not CLOSED_AFTER_TEXT.match(self.text, own_end) or self.rejected(token.start, own_end):
+                continue
+            sentence_start = max(self.text.rfind(c, 0, token.start) for c in ".!?\n") + 1
+            sentence, rest = self.text[sentence_start:own_end], self.text[token.start :]
+            if HYPOTHETICAL.search(sentence) or TENTATIVE_WORDS.search(sentence) or REFUSAL.search(rest) \
+                    or UNCERTAIN.search(rest) or HEDGE.search(rest):
+                continue  # "... is (A) Hystrix cristata, while ... is (B) Ardea cinerea. It could be either."
+            if self._one_letter(token, True, own_end, line_end).kind != "one":
+                return None
+            found.append(token)
+        if len({token.letter for token in found}) != 1:
+            return None
+        return Extraction(found[0].letter, "letter", "mention_with_text")
+
     def without_commitment(self) -> Extraction:
+        if (stated := self.stated_mention()) is not None:
+            return stated
         if len(self.text.split()) >= 6 and UNFINISHED.search(self.text):
             return abstain("unfinished", "truncated")  # the conclusion was never written
         echoed = {t.letter for i, t in self.leads.items() if self._own_text_end(t, self.lines[i][1]) is not None}
@@ -378,6 +438,8 @@ def _settle(text: str, commitments: list[Commitment], match_of) -> Extraction:
     commitments = sorted(commitments, key=lambda c: (c.start, c.priority))
     final = commitments[-1]
     for earlier in reversed(commitments[:-1]):
+        if earlier.reading.written_out:
+            continue  # the options written out ("the closest match:\n(A) ...\n(D) ...") choose none of them
         narrowed = (earlier.reading.kind == "hedge" and final.reading.kind == "one"
                     and final.reading.letters[0] in earlier.reading.letters)
         if earlier.reading.same_as(final.reading) or narrowed:

@@ -7,7 +7,7 @@ import unicodedata
 
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 UNCLOSED_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
-BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+BOXED_START = re.compile(r"\\boxed\s*\{")
 BOX_OPEN, BOX_CLOSE = "\u27e6", "\u27e7"  # \boxed{X} becomes ⟦X⟧, an answer statement
 LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
@@ -21,6 +21,11 @@ CJK_BEFORE_LATIN = re.compile(r"([\u3400-\u9fff])(?=[A-Za-z0-9(])")
 # go on with questions and solutions of their own ("The answer is (B) decrease.\n\nQuestion: If all the water fleas
 # die ...\nAnswer: (A) decrease."), or play the next turn ("Human: Hint: ..."). Not on the first line.
 CONTINUATION = re.compile(r"\n[ \t*#>]*(?:Question|Hint|Human)[ \t*]*:")
+# Closing courtesies after the answer ("I hope this helps! Let me know if you have any other questions."): they end
+# the response's own words, and a reader of its last sentences must not take them for the conclusion.
+COURTESY_SENTENCE = re.compile(r"(?im)(?:(?<=[.!?])[ \t]+|^[ \t]*)(?:is\s+there\s+anything|i\s+hope\s+this|hope\s+this\s+helps|"
+                               r"let\s+me\s+know\s+if|please\s+let\s+me\s+know|feel\s+free\s+to)\b")
+COURTESY_WORDS = 40  # a courtesy followed by more than this is no closing
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -40,16 +45,44 @@ def without_continuation(text: str) -> str:
     return text[: continuation.start()] if continuation and text[: continuation.start()].strip() else text
 
 
+def boxed_marked(text: str) -> str:
+    """Every \\boxed{...} written as ⟦...⟧, its braces matched at any depth ("\\boxed{\\text{(D) }\\frac{2\\sqrt{5}}{5}}");
+    one never closed is left as it is."""
+    out, pos = [], 0
+    for m in BOXED_START.finditer(text):
+        if m.start() < pos:
+            continue
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth:
+            continue
+        out += [text[pos : m.start()], BOX_OPEN, text[m.end() : i - 1], BOX_CLOSE]
+        pos = i
+    return "".join(out) + text[pos:]
+
+
+def without_courtesy(text: str) -> str:
+    """The text before its closing courtesies ("I hope this helps! Let me know if ..."): the first courtesy sentence
+    after which at most COURTESY_WORDS words follow; the text itself when it is only courtesy."""
+    for courtesy in COURTESY_SENTENCE.finditer(text):
+        if len(text[courtesy.start() :].split()) <= COURTESY_WORDS:
+            return text[: courtesy.start()].rstrip() if text[: courtesy.start()].strip() else text
+    return text
+
+
 def prepare(response: str) -> str:
-    """The response without reasoning blocks and without a continuation of new questions (`without_continuation`),
+    """The response without reasoning blocks, without a continuation of new questions (`without_continuation`) and
+    without closing courtesies (`without_courtesy`),
     full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
     markdown emphasis and line decoration (headings, bullets, quotes) removed, curly quotes made straight;
     a bold letter ("**B**") becomes a bracketed one, and a Chinese character is spaced from a Latin letter, digit
     or bracket after it ("答案为D" is "答案为 D")."""
     text = SPECIAL_TOKENS.sub(" ", unicodedata.normalize("NFKC", strip_reasoning(response)).translate(QUOTES))
-    text = without_continuation(text)
+    text = without_courtesy(without_continuation(text))
     text = LATEX_FRACTION.sub(r"(\1)/(\2)", text)
-    text = BOXED.sub(lambda m: f"{BOX_OPEN}{m.group(1)}{BOX_CLOSE}", text)
+    text = boxed_marked(text)
     for _ in range(2):  # \text{\textbf{B}}
         text = LATEX_WRAPPER.sub(r"\1", text)
     text = LATEX_DELIMITER.sub(" ", text)
@@ -69,6 +102,30 @@ def final_answer_segment(text: str) -> str | None:
 
 def normalise_text(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s%.-]", " ", text.lower())).strip(" .")
+
+
+OPTION_ITEM_LINE = re.compile(r"^[ \t]*[(\[]?([A-H])[)\].:][ \t]+(\S[^\n]*)$", re.MULTILINE)
+ANSWERED = re.compile(r"(?im)^[ \t]*(?:final\s+)?answer\s*[:：]|\bthe\s+(?:correct\s+|final\s+)?answer\s+is\b")
+
+
+def without_invented_questions(text: str, options: list[str], letters: list[str]) -> str:
+    """The text before a question the response makes up after answering: a list of options of its own ("(A) 100 sq.
+    feet\n(B) 200 sq. feet") -- lettered from A, none of them the prompt's -- after an answer ("Answer: C"); the
+    response is cut at the line that asks it (a few-shot continuation with no "Question:" marker)."""
+    shown = {letter: " ".join(option.split()).lower().rstrip(".") for letter, option in zip(letters, options)}
+    items = list(OPTION_ITEM_LINE.finditer(text))
+    for i, item in enumerate(items):
+        if item.group(1) != "A" or i + 1 >= len(items) or items[i + 1].group(1) != "B" \
+                or text[item.end() : items[i + 1].start()].strip():
+            continue  # a list starts with (A) and goes on with (B) on the next line
+        if all(" ".join(m.group(2).split()).lower().rstrip(".") == shown.get(m.group(1)) for m in items[i : i + 2]):
+            continue  # the prompt's own options
+        before = text[: item.start()].rstrip()
+        question_start = before.rfind("\n") + 1  # the line that asks the made-up question
+        if not ANSWERED.search(text, 0, question_start) or before.endswith(":"):
+            return text  # the response never answered before it (it answers made-up questions only), or the list is
+        return text[:question_start].rstrip()  # what "The correct answer is:" introduces
+    return text
 
 
 ECHO_GAP = re.compile(r"[ \t,;.|]*")

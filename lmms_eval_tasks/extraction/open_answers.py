@@ -6,7 +6,7 @@ import re
 
 from .admission import Extraction, abstain
 from .locate import _settle
-from .normalise import BOX_CLOSE, BOX_OPEN, SPECIAL_TOKENS, final_answer_segment, prepare
+from .normalise import BOX_CLOSE, BOX_OPEN, SPECIAL_TOKENS, final_answer_segment, prepare, without_courtesy
 from .readings import Commitment, Reading
 from .vocabulary import (
     ANSWER_HEADING,
@@ -19,6 +19,7 @@ from .vocabulary import (
     SENTENCE_END,
     UNCERTAIN,
     UNFINISHED,
+    parse_number,
 )
 
 # ---------------------------------------------------------------- yes / no
@@ -93,13 +94,11 @@ NUMBER_HEDGE = re.compile(r"(?i)\b(?:or|between|either)\b|\d\s*(?:to|-|–)\s*\d
 FINAL_VALUE = re.compile(r"(?i)\bfinal\s+(?:\w+\s+)?(?:value|answer|result)\s*(?:is|:|=)\s*([^\n]+)")
 # A worked answer that goes on with new questions of its own (few-shot examples continued): only the first counts.
 CONTINUATION = re.compile(r"\n[ \t]*(?:Question|Q)[ \t]*:")
-# Closing courtesies after the answer ("Is there anything else I can help you with?").
-COURTESY_SENTENCE = re.compile(r"(?im)(?:(?<=[.!?])[ \t]+|^[ \t]*)(?:is\s+there\s+anything|i\s+hope\s+this|hope\s+this\s+helps|"
-                               r"let\s+me\s+know\s+if|please\s+let\s+me\s+know|feel\s+free\s+to)\b")
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 # A sentence that supposes or illustrates rather than concludes ("If the shape is 10 squares, ...", "For example").
-HYPOTHETICAL = re.compile(r"(?i)\b(?:if|for\s+example|for\s+instance|e\.g|suppose|supposing|let's\s+say|would|could|might|"
-                          r"depends?|depending)\b")
+HYPOTHETICAL = re.compile(r"(?i)\b(?:if(?!\s+(?:we|you)\s+(?:add|sum|subtract|multiply|divide|combine|count|total)\b)|"
+                          r"for\s+example|for\s+instance|e\.g|suppose|supposing|let's\s+say|would|could|might|"
+                          r"depends?|depending)\b")  # not a step: "If we add them together, the total sum is 3."
 # What says no number can be given: a refusal, a lack of information, the answer left open.
 NO_NUMBER = re.compile(r"(?i)\b(?:cannot|can't|can\s+not|unable|impossible|not\s+possible|insufficient|not\s+enough|"
                        r"(?:does|do|did)\s+not\s+(?:provide|give|include|contain|show|specify|mention)|doesn't\s+(?:provide|give|"
@@ -112,6 +111,7 @@ NUMBER_OR_WORD = rf"(?P<number>{NUMBER.pattern}|\b(?:{'|'.join(NUMBER_WORDS)})\b
 # A number stated as what something is: after "is", "are", "was", "=" (an adverb such as "approximately" between).
 STATED_NUMBER = re.compile(
     r"(?i)(?P<verb>\b(?:is|are|was|were|be|equals?|equal\s+to|(?:simplifies|comes|amounts|works\s+out)\s+to|"
+    r"(?:you|we)\s+(?:get|obtain)|gives|yields|results\s+in|"
     r"(?:has|have|had)\s+an?\s+(?:\w+\s+){0,2}?of)\b[ \t]*:?|=)"
     r"[ \t]*(?:(?:approximately|approx\.|about|around|roughly|nearly|almost|likely|only|just|exactly|precisely|"
     rf"a\s+total\s+of|a\s+value\s+of|~|≈)[ \t]*)*{NUMBER_OR_WORD}"
@@ -130,6 +130,18 @@ UNCLOSED_MATH = re.compile(r"\$[^$\n]*[^.!?)\s$]\s*$")  # "... is $0.0": cut ins
 LATEX_MATH = re.compile(r"\$[^$]*\\[a-zA-Z]+[^$]*\$")  # a formula with a command: "$ \\frac{1}{2} $"
 SIGN_WORDS = re.compile(r"(?i)\b(?:decrease|decline|drop|fall|reduction|loss|increase|rise|gain|growth)\s+of\s*$")
 SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|\\times|\*)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")
+
+
+# "The ratio of male to female ... is 3:2": a ratio stated as one, its value (not 3:15, a time)
+RATIO = re.compile(r"(?i)(\bratio\b[^.\n]{0,120}?\b(?:is|are|of|=)\s*)(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\b(?!\s*[ap]\.?m\b)")
+# What no number answers: "the limit does not exist", "is undefined", "is infinite".
+NO_VALUE = re.compile(r"(?i)\b(?:does\s+not|doesn't)\s+exist\b|\bis\s+(?:undefined|infinite|infinity)\b")
+# An expression in words: "the total number of objects minus 10 minus 5".
+WORDED_EXPRESSION = re.compile(r"(?i)\b(?:minus|plus|times|divided\s+by|multiplied\s+by)\b")
+RELATIVE_BEFORE = re.compile(r"(?i)\b(?:which|that|who)\s*$")  # "..., which is 296, ...": a description, not the result
+QUANTITY_LIST = re.compile(r"\b\d+(?:\.\d+)?[ \t]+[a-z][a-z -]{0,40}?[ \t]+and[ \t]+\d+(?:\.\d+)?[ \t]+[a-z]")
+# A sentence that only announces a result ("Calculating this expression will give us the field at r=2.00 R_2.").
+GIVEN_ONLY = re.compile(r"(?i)\b(?:will|would|can|could)\s+(?:give|yield|get|find|determine|calculate)\b")
 
 
 def _number_in(segment: str, rule: str) -> Extraction | None:
@@ -161,8 +173,7 @@ def _first_answer(text: str) -> str:
     before closing courtesies ("I hope this helps. Let me know if ...")."""
     cut = CONTINUATION.search(text)
     text = text[: cut.start()].rstrip() if cut else text
-    courtesy = COURTESY_SENTENCE.search(text)
-    return text[: courtesy.start()].rstrip() if courtesy and courtesy.start() else text
+    return without_courtesy(text)
 
 
 def _conclusion(text: str) -> str:
@@ -176,6 +187,10 @@ def _answers(sentence: str) -> set[str] | None:
     stated = [m for m in STATED_NUMBER.finditer(sentence) if not SIGN_WORDS.search(sentence[: m.start("number")])]
     if any(not m.group("verb").startswith("=") for m in stated):  # "... at r=2.00 is 218000": the statement, not the working
         stated = [m for m in stated if not m.group("verb").startswith("=")]
+    described = [m for m in stated if RELATIVE_BEFORE.search(sentence[: m.start("verb")])
+                 and m.group("verb").lower() in ("is", "are", "was", "were")]  # not "which simplifies to 12"
+    if len(described) < len(stated):  # "If you divide the largest bar value by 2, which is 296, you get 148."
+        stated = [m for m in stated if m not in described]
     values = set()
     for m in stated:
         word = m.group("number").lower()
@@ -215,21 +230,32 @@ def _unbound_numbers(text: str) -> set[str]:
     return {m.group().replace(",", "") for m in _unbound(text)}
 
 
-def _stated_number(sentence: str) -> Extraction | None:
+def _given(values: set[str], given: frozenset[float]) -> set[str]:
+    """The values but those the question gives ("Linda wants to buy 0.9 pounds ... How much will she spend?": "Linda
+    will spend $6.80 to buy 0.9 pounds"), unless that leaves none."""
+    kept = {v for v in values if parse_number(v) not in given}
+    return kept or values
+
+
+def _stated_number(sentence: str, given: frozenset[float] = frozenset()) -> Extraction | None:
     """The one number a concluding sentence gives ("Therefore, the range is 250 - 31 = 219.", "There are five
     snowmen.", "So Tim needs $85."), after its last "therefore" or "so" if it has one: the one it states something
     to be, else its only number but those that compare ("more than 7"); None when it gives none, several different ones, a range or an
     expression, supposes or refuses, or gives a change without its sign ("a decrease of 1.00")."""
     if HYPOTHETICAL.search(sentence) or NO_NUMBER.search(sentence) or REFUSAL.search(sentence) or RANGE_IN.search(sentence):
         return None
+    if (listed := QUANTITY_LIST.search(sentence)) and len(NUMBER.findall(sentence)) == 2:
+        return None  # "there are 0 small cyan cubes and 0 large yellow rubber cubes left": two counts, no total
     connective = list(CONNECTIVE.finditer(sentence))
     after = sentence[connective[-1].end() :] if connective else sentence  # "Since there are 6 racks ..., so 3 ..."
     if (values := _answers(after)) is None:
         return None
+    if len(values) == 1 and parse_number(next(iter(values))) in given and GIVEN_ONLY.search(after):
+        return None  # "Calculating this will give the field at r=2.00 R_2.": the question's value, no result
     if not values and connective:  # "So Tim needs $85.": the only number after "so"
-        given = [m for m in NUMBER.finditer(after) if not COMPARED_BEFORE.search(after[: m.start()])]
-        values = {m.group().replace(",", "") for m in given}
-        if any(EXPRESSION_AFTER.match(after[m.start() :]) for m in given):
+        said = [m for m in NUMBER.finditer(after) if not COMPARED_BEFORE.search(after[: m.start()])]
+        values = _given({m.group().replace(",", "") for m in said}, given)
+        if any(EXPRESSION_AFTER.match(after[m.start() :]) for m in said):
             return None
         if any(SIGN_WORDS.search(after[: m.start()]) for m in NUMBER.finditer(after)) or any(
                 RANGE_AFTER.match(after, m.end()) for m in NUMBER.finditer(after)):
@@ -237,11 +263,16 @@ def _stated_number(sentence: str) -> Extraction | None:
     return Extraction(values.pop(), "numeric", "conclusion") if len(values) == 1 else None
 
 
-def extract_number(response: str) -> Extraction:
+def extract_number(response: str, question: str | None = None) -> Extraction:
     """A number: from the last 'Answer:' line or \\boxed{}, else the whole response if it is one number (units
     allowed), else a last line that is only a number, a closing calculation, a "final value" or 'answer is/='
     statement, a concluding sentence that states one number, else the only distinct number in a response that
-    neither refuses nor supposes. What a response adds after its answer as new questions of its own is not read."""
+    neither refuses nor supposes. What a response adds after its answer as new questions of its own is not read.
+    `question`, where given, names the numbers the question gives: where a conclusion states several, those are not
+    the answer. A ratio stated as such ("The ratio of male to female is 3:2") is its value, 1.5; a conclusion that
+    no number answers ("the limit does not exist") gives none."""
+    given = frozenset(v for n in NUMBER.findall(question or "") if (v := parse_number(n)) is not None)
+    response = RATIO.sub(lambda m: m.group(1) + repr(float(m.group(2)) / float(m.group(3))) if float(m.group(3)) else m.group(0), response)
     response = SCIENTIFIC.sub(lambda m: repr(float(f"{m.group(1)}e{m.group(2).replace('−', '-')}")), response)
     response = re.sub(r"([-\u2212])\s*\$(?=\s*\d)", r"\1", response)  # "-$2" is -2 once "$" is blanked
     response = re.sub(r"\\(?:cdot|times)\b", " × ", response)  # a product, which prepare would blank
@@ -267,21 +298,25 @@ def extract_number(response: str) -> Extraction:
     if calculation and not any(re.search(r"[,;\n]", step) for step in steps) and not HYPOTHETICAL.search(_conclusion(text)):
         return Extraction(calculation.group(1).replace(",", ""), "numeric", "calculation")
     final_values = FINAL_VALUE.findall(text)
-    if final_values and ("=" in final_values[-1] or not EXPRESSION_AFTER.match(final_values[-1])) and (
+    if final_values and ("=" in final_values[-1] or not (EXPRESSION_AFTER.match(final_values[-1])
+                                                        or WORDED_EXPRESSION.search(final_values[-1]))) and (
             found := _number_in(final_values[-1], "final_value")) is not None:  # not "is 52 + (-78), which ..."
         return found
     statements = ANSWER_IS.findall(text)
-    if statements and (found := _number_in(statements[-1], "answer_statement")) is not None:
+    if statements and not WORDED_EXPRESSION.search(statements[-1]) and (
+            found := _number_in(statements[-1], "answer_statement")) is not None:
         return found
-    if (found := _stated_number(_conclusion(text))) is not None:
+    if NO_VALUE.search(_conclusion(text)):
+        return abstain("number", "no_answer")  # "Therefore, the limit does not exist as x approaches -1."
+    if (found := _stated_number(_conclusion(text), given)) is not None:
         return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
     refuses = REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text)
     unbound = _unbound_numbers(text)
     if not refuses and not HYPOTHETICAL.search(text):
         stated = _stated_numbers(text)
-        if stated is not None and len(stated) == 1:
-            return Extraction(stated.pop(), "numeric", "stated_number")
+        if stated is not None and len(stated) == 1 and parse_number(next(iter(stated))) not in given:
+            return Extraction(stated.pop(), "numeric", "stated_number")  # not "... the field at r=2.00 R_2", a given
         uncompared = [m for m in NUMBER.finditer(text) if not COMPARED_BEFORE.search(text[: m.start()])]
         if ({m.group().replace(",", "") for m in uncompared} == unbound and len(unbound) == 1  # "greater than 0.4% in 3 years"
                 and not EXPRESSION_AFTER.match(text[uncompared[-1].start() :])  # not "1.33 × T"

@@ -8,6 +8,10 @@ import re
 
 from .readings import TOKEN_FORMS, Reading, Token
 from .vocabulary import (
+    NUMBER,
+    OPTION_VALUE,
+    VALUE_END,
+    parse_number,
     A_SUBJECT_VERBS,
     ARTICLE_OR_PRONOUN,
     ARTICLES,
@@ -295,6 +299,8 @@ class OptionReading:
         label = LABEL_ANSWER.match(self.text, pos, end)
         if label:  # "The answer is point B": the thing labelled B
             return self._checked(label.group(1)), label.end()
+        if stated and (valued := self._option_value_at(pos, end)) is not None:
+            return Reading("one", (valued[0],), by_text=True), valued[1]  # "x = \boxed{26} cm" where (D) is "26.0"
         null = NULL_ANSWER.match(self.text, pos, end)
         if null:
             return Reading("null", reason=null.lastgroup), null.end()
@@ -311,6 +317,17 @@ class OptionReading:
             return self._checked((lower.group(1) or lower.group(2)).upper()), end
         return None, pos
 
+    def _option_value_at(self, pos: int, end: int) -> tuple[str, int] | None:
+        """Where every option is a value ("26.0", "45°"), the one option whose value a number stated at pos equals, the
+        number ending its sentence ("26 cm.", "26"), and where that number ends."""
+        values = [OPTION_VALUE.fullmatch(option) for option in self.options.values()]
+        number = NUMBER.match(self.text, pos, end)
+        if not values or not all(values) or number is None or not VALUE_END.match(self.text, number.end(), end):
+            return None
+        read = parse_number(number.group())
+        same = [letter for letter, value in zip(self.options, values) if read is not None and float(value.group(1)) == read]
+        return (same[0], number.end()) if len(same) == 1 else None
+
     def _checked(self, letter: str) -> Reading:
         return Reading("one", (letter,)) if letter in self.valid else Reading("out_of_range", (letter,))
 
@@ -319,18 +336,22 @@ class OptionReading:
             # a letter the model gave an option itself ("(C) the third image" of two options): its text decides
             named = self.option_at(DELIMITER.match(self.text, token.end, end).end(), end)
             return Reading("one", (named[0],), by_text=True) if named else Reading("out_of_range", (token.letter,))
-        if not with_text:
-            named = self.option_at(DELIMITER.match(self.text, token.end, end).end(), end)
-            if named is not None and named[0] != token.letter:
-                return Reading("conflict", (token.letter, named[0]))  # "B. a red square" where A is the red square
+        text_at = DELIMITER.match(self.text, token.end, end).end()
+        named = self.option_at(text_at, end)  # the longest option text there
+        if named is not None and named[0] != token.letter:
+            own = self.option_at(text_at, end, only=token.letter)
+            if not with_text or (own is not None and named[1] > own[1]):  # "B. a red square" where A is the red square;
+                return Reading("conflict", (token.letter, named[0]))  # "C: 6 √2 units" where (C) is 6 and (D) 6 √2
         if (imaged := self.image_letter(token)) is not None:
             return imaged
         if (conflict := self.label_conflict(token, end, with_text)) is not None:
             return Reading("conflict", (token.letter, conflict))
-        if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
-            return Reading("conflict", (token.letter, conflict))
         if not with_text and self.none_with_content(token, end):  # "(C) jump" where (C) is "None of the options are correct."
             return Reading("one", (token.letter,), withheld_as="none_with_answer")
+        if not with_text and self.valued_image_letter(token, end):
+            return Reading("one", (token.letter,))  # "(B) 336": the prompt's (B) or the image's? (image_lettering_unresolved)
+        if not with_text and (conflict := self.label_ambiguity(token, end)) is not None:
+            return Reading("conflict", (token.letter, conflict))
         line_end = self.line_end(after)
         if NONE_FIT.search(self.masked(after, line_end)) and not NONE_LIKE.search(self.options.get(token.letter, "")):
             # "(A) 1. The given choices do not provide this option." (not "(C) as none are correct", C saying so)

@@ -14,6 +14,7 @@ class Reading:
     reason: str | None = None  # a null answer's: refusal or none_fit
     by_text: bool = False  # the letter comes from the option's text
     withheld_as: str | None = None  # the rule under which the letter goes to the judge, where readers differ on it
+    written_out: bool = False  # the options written out line by line under a statement ("The closest match:\n(A) ...")
 
     def same_as(self, other: Reading) -> bool:
         return (self.kind, self.letters, self.reason) == (other.kind, other.letters, other.reason)

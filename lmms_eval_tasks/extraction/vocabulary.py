@@ -95,7 +95,9 @@ CONNECTIVE = (
     r"\b[ \t]*,?[ \t]*)*"
 )
 ANSWER_TRIGGER = re.compile(
-    rf"(?i)\b(?:{QUALIFIER}\s+)*answers?\b(?!\s+(?:choices|options))(?:\s+(?:to|for)\s+(?:this|the|your)\s+(?:question|problem))?"
+    rf"(?i)\b(?:{QUALIFIER}\s+)*answers?\b(?!\s+(?:choices|options))"
+    r"(?:\s+(?:to|for)\s+(?:this|the|your|both|all|these)\s+"  # "for the given question", not "for the first question"
+    r"(?:(?!(?:first|second|third|fourth|fifth|\w+th|next|last|other|\d+\w*)\b)[\w-]+\s+){0,2}?(?:questions?|problems?|inquiry|inquiries))?"
     rf"(?:\s+(?:choice|option|letter))?{CONNECTIVE}"
     r"|答案[ \t]*(?:是|为|应为|应该是)?[ \t]*:?[ \t]*"  # "答案:B", "所以答案是C" ("the answer is"; NFKC makes "：" ":")
 )
@@ -180,6 +182,7 @@ NONE_FIT = re.compile(
 NO_OPTION_FITS = re.compile(  # said of the options, not of the things in the picture ("none of the containers")
     r"(?i)\bnone\s+of\s+the\s+(?:\w+\s+){0,2}(?:options|choices|answers)\b|\bno\s+(?:correct|matching|valid|suitable|right)\s+"
     r"(?:option|answer|choice)s?\b|\b(?:options|choices)\b[^.\n]{0,40}\b(?:do|does)\s*(?:not|n't)\s+(?:match|fit|correspond)"
+    r"|\bnot\s+(?:among|in|one\s+of|listed\s+(?:in|among))\s+the\s+(?:\w+\s+){0,2}(?:options|choices|answers)\b"  # "503, which is not among the choices"
 )
 HEDGE = re.compile(
     r"(?i)\beither\b[^.\n]*\bor\b|\b(?:could|might|may)\s+be\b[^.\n]*\bor\b|\bequally\b|\bit\s+depends\b|\bdepending\s+on\b|\b(?:could|might|may)\s+be\s+(?:either|both|any)\b"
@@ -235,6 +238,8 @@ SPACES = re.compile(r"[ \t]+")
 LIST_GAP = re.compile(r"[\s,;.]*")
 FOLLOWING_BLOCK = re.compile(r"\s*\n((?:[^\n]*\S[^\n]*(?:\n|$))+)")
 LINE = re.compile(r"[^\n]*\S[^\n]*")
+VALUE_END = re.compile(r"[ \t]*(?:°|%|[a-zA-Z]{1,3}\d?\b)?[ \t]*(?:[.!]|\n|$|⟧)")  # "26 cm.", "26", "26⟧"
+OPTION_VALUE = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*(?:°|%|[a-zA-Z]{1,3}\d?)?\s*")  # an option that is a value: "45°", "5 cm"
 ANSWER_LINE_START = re.compile(r"(?i)[ \t]*(?:final\s+)?(?:answer\b|答案)")
 HEDGE_AFTER_LETTER = re.compile(
     r"(?i)\b(?:or|either|also\s+(?:possible|plausible|correct|likely|valid|right)|could\s+also|might\s+also|alternatively|"

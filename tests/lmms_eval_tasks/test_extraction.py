@@ -517,9 +517,11 @@ def test_a_lone_capital_after_a_refusal_does_not_score(response):
         # options whose texts letter other options: a bare letter beside that label, or with a value, means either
         ("The depth is at its minimum at point C.\nThe answer is (C).", ["Point C", "Point B", "Point D", "Point A"],
          "self_contradiction"),
+        # the letter of the option that says none fits, with a value (the image's option A?): readers label it both ways
+        # (the letter 5 times of 7 on the fitted samples), so it is the judge's
         ("The correct answer is (A) 25.", ["None of the choices is correct.", "option B in the image is right.",
                                            "option A in the image is the right option.", "option C in the image is right."],
-         "self_contradiction"),
+         "inconclusive"),
         # no option's word unique to it, but the clause fits another option where it contradicts its own
         ("Answer: (C), the symposium is held at Digital Museum on Thursday.",
          ["Symposium on Thursday at Digital Museum.", "Symposium on Thursday at Hunt Museum.",

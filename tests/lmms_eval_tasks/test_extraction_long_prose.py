@@ -174,29 +174,19 @@ def test_a_malformed_long_prose_label_is_named(tmp_path):
 needs_data = pytest.mark.skipif(not (real.DATA_FOLDER.is_dir() and long_prose.MATHVISTA_FOLDER.is_dir()),
                                 reason=f"no M3CoT or MathVista data at {real.DATA_FOLDER.parent}")
 
-# The dev sample is fitting data: these are its figures with the rules of issue 31 item 4 (before them: precision
-# 367/374, committed 367/547, withheld 103/682; long_prose/README.md).
-# with the MathVista rules of issue 31 item 5 merged beside these (frozen alone: 494 committed, 493 right, 26 withheld)
-DEV_FIGURES = {"items": 682, "letters committed": 498, "right": 495, "stating a letter": 547, "withheld": 25}
+# long_dev and long_heldout are fitting data (long_prose.FITTED): their figures with the rules frozen after the second
+# fitting of issue 31 item 4 (long_prose/README.md has the earlier ones: long_dev 367/374 -> 495/498; long_heldout,
+# scored once with the rules of 10b44a1, 451/457, committed 451/526, withheld 37/653, gemini 19/123).
+FITTED_FIGURES = {
+    "long_dev": ({"items": 682, "letters committed": 517, "right": 515, "stating a letter": 547, "withheld": 20}, (7, 108)),
+    "long_heldout": ({"items": 653, "letters committed": 494, "right": 491, "stating a letter": 526, "withheld": 24}, (13, 123)),
+}
 
 
 @needs_data
-def test_the_long_dev_figures_are_those_recorded():
-    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_dev")))
-    assert {key: int(table.loc["all", key]) for key in DEV_FIGURES} == DEV_FIGURES
-
-
-# The held-out sample (long_heldout_1..3, 653 items) was labelled blind and committed (6aaf968) after the rules were
-# frozen (10b44a1), then scored once; these are its figures (long_prose/README.md): precision 451/457 = 98.69%
-# (target 99.9%: missed), committed 451/526 = 85.74% (target 95%: missed), withheld 37/653 = 5.67% (target 3%: missed;
-# gemini 19/123). A change to the rules changes them: the sample is then fitting data and a fresh one is needed.
-# scored once with the frozen rules: 457 committed, 451 right; with the MathVista rules merged (no rule changed after):
-HELD_OUT_FIGURES = {"items": 653, "letters committed": 463, "right": 457, "stating a letter": 526, "withheld": 37}
-HELD_OUT_GEMINI_WITHHELD = (19, 123)
-
-
-@needs_data
-def test_the_long_held_out_figures_are_those_recorded():
-    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_heldout")))
-    assert {key: int(table.loc["all", key]) for key in HELD_OUT_FIGURES} == HELD_OUT_FIGURES
-    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == HELD_OUT_GEMINI_WITHHELD
+@pytest.mark.parametrize("name", sorted(FITTED_FIGURES))
+def test_the_fitted_long_prose_figures_are_those_recorded(name):
+    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample(name)))
+    figures, gemini = FITTED_FIGURES[name]
+    assert {key: int(table.loc["all", key]) for key in figures} == figures
+    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == gemini

@@ -98,7 +98,7 @@ def test_the_authors_extraction_names_a_letter_or_a_choice_text(extraction, lett
 @needs_data
 def test_the_numeric_dev_figures_are_those_recorded(numeric_dev):
     totals = mathvista.measures(numeric_dev)
-    assert (totals["right"], totals["given"], totals["committed"]) == (156, 156, 163)
+    assert (totals["right"], totals["given"], totals["committed"]) == (157, 157, 163)
     assert (totals["gpt4_right"], totals["gpt4_given"]) == (156, 178)
     assert totals["precision"] >= 0.995 and totals["coverage"] >= 0.95  # issue 31's targets
 
@@ -106,19 +106,20 @@ def test_the_numeric_dev_figures_are_those_recorded(numeric_dev):
 @needs_data
 def test_the_multiple_choice_dev_figures_are_those_recorded(mc_dev):
     totals = mathvista.measures(mc_dev)
-    assert (totals["right"], totals["given"], totals["committed"], totals["withheld"]) == (118, 118, 129, 7)
+    assert (totals["right"], totals["given"], totals["committed"], totals["withheld"]) == (119, 119, 129, 6)
     assert (totals["gpt4_right"], totals["gpt4_given"]) == (124, 135)
     assert set(mc_dev.answer_type) == {"choice_yes_no", "choice_values", "choice_text"}
 
 
 @needs_data
 @pytest.mark.parametrize("name, figures", [
-    # (right, read, committed, withheld), then the authors' GPT-4 extraction's (right, read): scored once, frozen rules
-    # (numeric: 149 right); with the long-prose rules of issue 31 item 4 merged beside them, 150 (no rule changed after)
-    ("numeric_heldout_1", ((150, 156, 164, 0), (157, 173))),
+    # (right, read, committed, withheld), then the authors' GPT-4 extraction's (right, read). The first held-out samples
+    # were scored once with frozen rules (numeric 149/156, multiple choice 116/116; docs/extraction_precision.md) and
+    # are fitting data since; these are the current rules' figures there.
+    ("numeric_heldout_1", ((152, 152, 164, 0), (157, 173))),
     ("mc_heldout_1", ((116, 116, 134, 12), (130, 143))),
 ])
-def test_the_held_out_figures_are_those_recorded(name, figures):
+def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
     totals = mathvista.measures(mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name)))
     assert ((totals["right"], totals["given"], totals["committed"], totals["withheld"]),
             (totals["gpt4_right"], totals["gpt4_given"])) == figures
