@@ -52,7 +52,7 @@ RULES = {
     "boxed": Rule(STRICT, True, 46, 46, "the boxed answer is {option}"),
     # multiple choice: prose read
     "answer_statement": Rule(READING, True, 3540, 3534, "the response says the answer is {option}"),
-    "mention_with_text": Rule(READING, True, 254, 254, "the conclusion names only {option}, with its text"),
+    "mention_with_text": Rule(READING, True, 254, 254, "the response names only {option}, with its text, as its answer"),
     "choice_statement": Rule(READING, False, 17, 17, "the response says it chooses {option}"),
     "so_statement": Rule(READING, False, 1, 1, "a sentence \"So, ...\" names {option}"),
     "verdict": Rule(READING, False, 0, 0, "a \"Conclusion:\" line names {option}"),
