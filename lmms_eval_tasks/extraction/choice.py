@@ -13,8 +13,8 @@ from .options import OptionReading
 from .readings import Token
 from .vocabulary import (
     BOTH_OR_EITHER,
-    BRACKETED_LETTER,
     BRACKET_LIST,
+    BRACKETED_LETTER,
     FUNCTION_WORDS,
     LABELLED,
     LINE,

@@ -37,7 +37,6 @@ from .vocabulary import (
     QUESTION_END,
     REFUSAL,
     REVISION,
-    SENTENCE_CLOSED,
     SENTENCE_DONE,
     SENTENCE_END,
     SENTENCE_TEXT,
@@ -48,7 +47,6 @@ from .vocabulary import (
     VERDICT_TRIGGER,
     WORKING_OPENING,
 )
-
 
 COPULA_BEFORE = re.compile(r"(?i)\b(?:is|are|was|were|be|=)[ \t]*$")  # "... are (C) Snake and raccoon."
 CLOSED_AFTER_TEXT = re.compile(r"[°%)\]]?[ \t]*(?:[.!]|\n|$)")  # "(D) 60°." ends its sentence

@@ -244,7 +244,7 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset()) -> Extr
     expression, supposes or refuses, or gives a change without its sign ("a decrease of 1.00")."""
     if HYPOTHETICAL.search(sentence) or NO_NUMBER.search(sentence) or REFUSAL.search(sentence) or RANGE_IN.search(sentence):
         return None
-    if (listed := QUANTITY_LIST.search(sentence)) and len(NUMBER.findall(sentence)) == 2:
+    if QUANTITY_LIST.search(sentence) and len(NUMBER.findall(sentence)) == 2:
         return None  # "there are 0 small cyan cubes and 0 large yellow rubber cubes left": two counts, no total
     connective = list(CONNECTIVE.finditer(sentence))
     after = sentence[connective[-1].end() :] if connective else sentence  # "Since there are 6 racks ..., so 3 ..."

@@ -8,10 +8,6 @@ import re
 
 from .readings import TOKEN_FORMS, Reading, Token
 from .vocabulary import (
-    NUMBER,
-    OPTION_VALUE,
-    VALUE_END,
-    parse_number,
     A_SUBJECT_VERBS,
     ARTICLE_OR_PRONOUN,
     ARTICLES,
@@ -37,6 +33,8 @@ from .vocabulary import (
     NONE_LIKE,
     NOT_APPLICABLE,
     NULL_ANSWER,
+    NUMBER,
+    OPTION_VALUE,
     OR_WORD,
     PLURAL_RATED,
     PLURAL_VERB,
@@ -46,7 +44,9 @@ from .vocabulary import (
     SUBJECT_VERB,
     THIRD_PERSON_VERBS,
     UNIT_BEFORE,
+    VALUE_END,
     _without_article,
+    parse_number,
 )
 
 
