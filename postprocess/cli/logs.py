@@ -74,6 +74,8 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
 
 def import_sources(args: argparse.Namespace) -> list:
     """The files to import that the options name (imports.ImportSource), tables first."""
+    if not (args.table or args.vlmevalkit):
+        return []  # without importing the importers (their scoring core and Arrow's readers: 0.05 s a run)
     from postprocess.logs.imports import ImportSource, split_vlmevalkit_name
 
     named = dict(item.split("=", 1) for item in args.vlmevalkit_subtask_column if "=" in item)
@@ -200,7 +202,6 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
     StrictError."""
     from model_configs import load_registry
     from postprocess.logs.cache import load_or_import, load_or_ingest
-    from postprocess.logs.imports import combine, import_outputs
     from postprocess.logs.ingest import ingest_logs
 
     registry = load_registry(extra=registry_files(args.logs, args.extra_models))
@@ -218,6 +219,8 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
         else:
             result = ingest_logs(args.logs, registry, **options)
     if sources:
+        from postprocess.logs.imports import combine, import_outputs
+
         if args.cache_dir:
             imported = load_or_import(sources, args.cache_dir, registry, overrides, strict, refresh=args.refresh)
         else:

@@ -179,6 +179,8 @@ def _last_byte(path: Path) -> bytes:
 def _human_statistics(args: argparse.Namespace) -> dict:
     """{task set: agreement.py's frames} from --human folders and --human-annotations triples; a set given
     twice is an error (which one would the report show?)."""
+    if not (args.human or args.human_annotations or args.annotator_profiles):
+        return {}  # without importing the human-annotation modules
     from postprocess.cli.human import read_items
     from invscale.label_studio import read_annotations
     from postprocess.human.stats_files import read_annotator_profiles, read_statistics, set_statistics
@@ -205,6 +207,16 @@ def _human_statistics(args: argparse.Namespace) -> dict:
                              f"them to (--human or --human-annotations)")
         found["cait-baseline"][1]["profiles"] = read_annotator_profiles(args.annotator_profiles)
     return {task_set: tables for task_set, (_, tables) in found.items()}
+
+
+def _human_tables(human: dict) -> list:
+    """render.human_tables of the task sets' statistics; none without any (its modules, with the task sets', are
+    imported only then)."""
+    if not human:
+        return []
+    from postprocess.render.human_tables import human_tables
+
+    return human_tables(human)
 
 
 def _taxonomy_section(folder: Path, registry) -> list:
@@ -292,7 +304,6 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.logs.quality import settings_differences
     from postprocess.logs.questions import question_loading
     from postprocess.render.explorer import MB, ExplorerInput
-    from postprocess.render.human_tables import human_tables
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
     from postprocess.render.report import count, unsettled_sentence
 
@@ -308,7 +319,7 @@ def run_report(args: argparse.Namespace) -> int:
     baseline = human["cait-baseline"]["baseline"] if "cait-baseline" in human else None
     sections = [
         ("Error taxonomy (Section 5.6)", _taxonomy_section(args.taxonomy, registry) if args.taxonomy else []),
-        ("Human annotation (Appendix H; CAIT Appendix A.2 and Section 5.3)", human_tables(human)),
+        ("Human annotation (Appendix H; CAIT Appendix A.2 and Section 5.3)", _human_tables(human)),
         ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items, baseline)),
     ]
     # CAIT is not one of the paper's benchmark splits: it has its own section, never pairwise flips.

@@ -47,10 +47,7 @@ import pandas as pd
 import pyarrow as pa
 import xxhash
 
-import lmms_eval_tasks.extraction
-import lmms_eval_tasks.question
 import lmms_eval_tasks.record
-import lmms_eval_tasks.scoring
 import model_configs.registry
 from model_configs import Registry
 from postprocess.logs import imports, ingest, lines, runs
@@ -59,8 +56,17 @@ HASHES_FILE = "file_hashes.json"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
 _CHUNK = 1 << 22
 _CODE = (ingest, lines, runs, lmms_eval_tasks.record, model_configs.registry)
-_IMPORT_CODE = (imports, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
-                lmms_eval_tasks.scoring, model_configs.registry)
+
+
+def _import_code() -> tuple:
+    """The modules whose code an import's fingerprint covers: the importers (every module of their folder), ingestion
+    and the scoring core, imported only when a file is imported (a report of logs alone needs none of the rules)."""
+    import lmms_eval_tasks.extraction
+    import lmms_eval_tasks.question
+    import lmms_eval_tasks.scoring
+
+    return (imports, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
+            lmms_eval_tasks.scoring, model_configs.registry)
 
 
 class DamagedEntry(Exception):
@@ -186,7 +192,7 @@ def import_fingerprint(sources: list[imports.ImportSource], registry: Registry,
                       .encode("utf-8", "surrogateescape"))
     digest.update(registry.fingerprint().encode())
     digest.update(f"strict={strict}".encode())
-    for code in _code_files(_IMPORT_CODE):
+    for code in _code_files(_import_code()):
         digest.update(code.read_bytes())
     return digest.hexdigest()
 

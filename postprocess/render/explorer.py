@@ -35,7 +35,7 @@ import io
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +43,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lmms_eval_tasks.extraction import RULES, describe
 from postprocess.inverse_scaling.analysis import Analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import GROUP_KEY
@@ -360,10 +359,13 @@ ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier", "
 EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
 
-def _rule_words(rule: str | None, letter: str | None) -> str | None:
-    """The rule in plain words (extraction.describe); None for a rule these rules do not have (older logs,
-    another harness's reading), which the page then names as it is."""
-    return describe(rule, letter) if rule in RULES else None
+def _rule_words() -> Callable[[str | None, str | None], str | None]:
+    """(rule, letter) -> the rule in plain words (extraction.describe); None for a rule these rules do not have
+    (older logs, another harness's reading), which the page then names as it is. The rules' module is imported here,
+    when pages are written: a report without the explorer needs none of it."""
+    from lmms_eval_tasks.extraction import RULES, describe
+
+    return lambda rule, letter: describe(rule, letter) if rule in RULES else None
 
 
 def _plain(value: object) -> str | None:
@@ -425,6 +427,7 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
     columns.update({name: taken[name].tolist() for name in ("correct", "extra")})
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, dict] = {}
+    rule_words = _rule_words()
     for model, benchmark, split, subtask, question, *fields, settled, correct, extra, hit in zip(*columns.values(),
                                                                                            found.tolist()):
         if with_options and not hit:  # another run that did not ask this question: nothing to show
@@ -432,7 +435,7 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
         parsed = json.loads(extra) if isinstance(extra, str) else {}
         record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
         record["settled_by"] = _plain(settled)
-        record["rule_words"] = _rule_words(record["rule"], record["prediction"] or record["candidate"])
+        record["rule_words"] = rule_words(record["rule"], record["prediction"] or record["candidate"])
         record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
         for name in EXTRA_ANSWER_FIELDS:
             record[name] = _plain(parsed.get(name))
