@@ -342,7 +342,8 @@ def run_report(args: argparse.Namespace) -> int:
         max_bytes=int(args.explorer_max_mb * MB) or None)
     with written_whole(args.out) as folder, question_loading() as loading:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
-        answers_table(benchmarks, params.unsettled).to_parquet(folder.staging / ANSWERS_FILE, index=False)
+        answers_table(benchmarks, params.unsettled, analysis.scored_table(benchmarks)).to_parquet(
+            folder.staging / ANSWERS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings, analysis.unsettled),
                       extra_sections=sections, figure_subtasks=args.figure_subtask or None,
                       figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)

@@ -95,9 +95,10 @@ def resolve(table: pd.DataFrame, treatment: str) -> pd.DataFrame:
     return resolved
 
 
-def settled_by(table: pd.DataFrame) -> pd.Series:
-    """SETTLED_BY per row: who decided the answer (rules, judge, external) or nobody (unsettled)."""
-    none, reasons, statuses = _withheld_fields(table)
+def settled_by(table: pd.DataFrame, withheld: tuple[np.ndarray, list, list] | None = None) -> pd.Series:
+    """SETTLED_BY per row: who decided the answer (rules, judge, external) or nobody (unsettled). `withheld`: the
+    table's _withheld_fields, when the caller has them."""
+    none, reasons, statuses = _withheld_fields(table) if withheld is None else withheld
     # the categories' codes, not half a million strings to encode again
     rules, judge, external, unsettled = range(len(SETTLED_BY))
     result = np.full(len(table), rules, dtype=np.int8)
@@ -156,21 +157,24 @@ ANSWER_COLUMNS = ["model", "benchmark", "split", "subtask", "question_id", "vari
                   "correct_as_read", "source_file", "source_line"]
 
 
-def answers_table(table: pd.DataFrame, treatment: str) -> pd.DataFrame:
+def answers_table(table: pd.DataFrame, treatment: str, resolved: pd.DataFrame | None = None) -> pd.DataFrame:
     """answers.parquet: every answer of the table with where it came from (source_file, source_line: a log line or
     an imported file's row), its letter, the withheld candidate, match, rule, tier, why the rules abstained, who
     settled it (SETTLED_BY), `correct` as the analysis counts it under `treatment` (null: excluded, or no gold) and
-    `correct_as_read` as the logs or the import scored it."""
-    resolved = resolve(table, treatment)
+    `correct_as_read` as the logs or the import scored it. `resolved`: resolve(table, treatment), when the caller
+    has it (the analysis' scored table)."""
+    if resolved is None:
+        resolved = resolve(table, treatment)
     frame = pd.DataFrame(index=table.index)
     for name in ANSWER_COLUMNS:
         if name in table.columns:
             frame[name] = table[name]
-    none, reasons_of_none, _ = _withheld_fields(table)
+    withheld = _withheld_fields(table)  # decoded once for the reasons and settled_by
+    none, reasons_of_none, _ = withheld
     reasons = np.full(len(table), None, dtype=object)
     reasons[none] = reasons_of_none
     frame["abstain_reason"] = pd.array(reasons, dtype="string")
-    frame["settled_by"] = settled_by(table)
+    frame["settled_by"] = settled_by(table, withheld)
     frame["correct"] = resolved["correct"].astype("boolean")
     frame["correct_as_read"] = table["correct"].astype("boolean")
     for name in ANSWER_COLUMNS:

@@ -54,7 +54,7 @@ from postprocess.inverse_scaling.credibility import (
     rests_on_weak_letter,
 )
 from postprocess.inverse_scaling.parameters import CI_LEVEL, NOISE_VARIANT, POWER, REORDERING_VARIANTS, RERUN_COVERAGE
-from postprocess.inverse_scaling.settlement import resolve, settled_by
+from postprocess.inverse_scaling.settlement import settled_by
 from postprocess.render.trend_tables import trend_html
 
 FOLDER = "explorer"
@@ -571,30 +571,19 @@ def _fields_words(fields: dict[str, str]) -> str:
     return "; ".join(f"{name} {text}" for name, text in fields.items())
 
 
-def _run_coverage(table: pd.DataFrame, rows: pd.DataFrame, variant: str) -> dict[tuple, dict[str, tuple[int, int]]]:
-    """Per comparison (CASE_KEY), per control run the logs hold (CHECK_RUNS): (its questions both models answered
-    with a known gold in that run and in the analysed one, the analysed run's such questions), for the runs that
-    hold some. The counts a check row prints; the checks' own coverage rules are credibility.py's."""
-    held = set(table["variant"].unique())
-    present = [v for names in CHECK_RUNS.values() for v in names if v in held and v != variant]
-    if not present or rows.empty:
+def _run_coverage(analysis: Analysis, cases: pd.DataFrame) -> dict[tuple, dict[str, tuple[int, int]]]:
+    """Per case (CASE_KEY), per control run the logs hold (CHECK_RUNS): (its questions both models answered with a
+    known gold in that run and in the analysed one, the analysed run's such questions: the case's n), for the runs
+    that hold some. The counts a check row prints, as the analysis' controls counted them (controls.control_flips'
+    n, which credibility's checks read); the checks' own coverage rules are credibility.py's."""
+    variant = analysis.parameters.variant
+    runs = [v for names in CHECK_RUNS.values() for v in names if v in analysis.controls and v != variant]
+    if not runs or cases.empty:
         return {}
-    models = set(rows["small"]) | set(rows["large"])
-    subtasks = set(rows["subtask"])  # a first cut, before the groups are matched whole
-    scored = table[table["variant"].isin([variant, *present]) & table["correct"].notna() & table["model"].isin(models)
-                   & table["subtask"].isin(subtasks)]
-    answered: dict[tuple, set] = {
-        key: set(questions) for key, questions in
-        scored.groupby(["variant", "model", *GROUP_KEY], observed=True, sort=False)["question_id"]}
-    coverage = {}
-    for row in rows[CASE_KEY].itertuples(index=False, name=None):
-        family, benchmark, split, subtask, small, large = row
-        group = (benchmark, split, subtask)
-        shared = answered.get((variant, small, *group), set()) & answered.get((variant, large, *group), set())
-        both = {run: len(shared & answered.get((run, small, *group), set()) & answered.get((run, large, *group), set()))
-                for run in present}
-        coverage[row] = {run: (k, len(shared)) for run, k in both.items() if k}
-    return coverage
+    shared_in = {run: dict(zip(analysis.controls[run][CASE_KEY].itertuples(index=False, name=None),
+                               analysis.controls[run]["n"].tolist())) for run in runs}
+    return {key: {run: (shared_in[run][key], n) for run in runs if shared_in[run].get(key)}
+            for key, n in zip(cases[CASE_KEY].itertuples(index=False, name=None), cases["n"].tolist())}
 
 
 def _checks_html(row: dict, coverage: dict[str, tuple[int, int]], weak_flip_inv: int) -> str:
@@ -761,7 +750,7 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         others = eligible.assign(is_case=False, verdict="")
         rows = pd.concat([cases, others], ignore_index=True)
     # The answers as the analysis scored them (its treatment of unsettled answers).
-    table = resolve(source.table, analysis.parameters.unsettled)
+    table = analysis.scored_table(source.table)
     if source.every_comparison:
         flips = pd.concat([flips, comparison_flips(table, others, analysis.parameters.variant)], ignore_index=True)
     notes = _write_data(flips, table, analysis.parameters.variant, source, folder) if len(flips) else {}
@@ -770,7 +759,7 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
     listed: dict[tuple, list[list[str]]] = {}
     for *key, question, direction in flips[[*CASE_KEY, "question_id", "direction"]].itertuples(index=False):
         listed.setdefault(tuple(key), []).append([question, direction])
-    coverage = _run_coverage(table, cases, analysis.parameters.variant)
+    coverage = _run_coverage(analysis, cases)
     case_flips = analysis.flips
     weak = (case_flips[rests_on_weak_letter(case_flips).to_numpy() & (case_flips["direction"] == FLIP_INV).to_numpy()]
             .groupby(CASE_KEY, observed=True, sort=False).size()) if len(case_flips) else pd.Series(dtype=int)
