@@ -200,6 +200,9 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
     """(registry, IngestResult) of the logs as lmms-eval wrote them (answers settled during the run included);
     prints what was skipped to stderr (`details` says where the full list is) or, with --strict, raises
     StrictError."""
+    import hashlib
+    from dataclasses import replace
+
     from model_configs import load_registry
     from postprocess.logs.cache import load_or_import, load_or_ingest
     from postprocess.logs.ingest import ingest_logs
@@ -225,7 +228,10 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
             imported = load_or_import(sources, args.cache_dir, registry, overrides, strict, refresh=args.refresh)
         else:
             imported = import_outputs(sources, registry, overrides, strict)
+        keys = [part.fingerprint for part in (result, imported) if part is not None]
         result = combine(result, imported, registry, mix_sources=args.mix_sources)
+        if result.fingerprint is None and keys and None not in keys:  # both parts read through the cache
+            result = replace(result, fingerprint=hashlib.sha256("\0".join(keys).encode()).hexdigest())
     if args.strict:
         strict_check(result)
     for note in console_notes(result, details):

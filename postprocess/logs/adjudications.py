@@ -108,11 +108,16 @@ def _problem(record: object) -> str | None:
     return None
 
 
+def adjudication_files(folders: Iterable[Path | str]) -> list[Path]:
+    """Every `*_adjudications_*.jsonl` under the folders (each once), in path order."""
+    return sorted({path.resolve(): path for folder in folders
+                   for path in Path(folder).rglob(f"*{ADJUDICATIONS_MARKER}*.jsonl")}.values())
+
+
 def read_adjudications(folders: Iterable[Path | str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(adjudications: ADJUDICATION_FIELDS + file, line; malformed lines: OUTCOME_COLUMNS) of every
     `*_adjudications_*.jsonl` under the folders, in path then line order."""
-    paths = sorted({path.resolve(): path for folder in folders
-                    for path in Path(folder).rglob(f"*{ADJUDICATIONS_MARKER}*.jsonl")}.values())
+    paths = adjudication_files(folders)
     rows, malformed = [], []
     for path in paths:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

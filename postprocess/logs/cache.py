@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -270,7 +271,7 @@ def _read_entry(entry: Path, fingerprint: str) -> ingest.IngestResult:
         if list(frame.columns) != columns:
             raise DamagedEntry(f"{path.name} has columns {list(frame.columns)}, expected {columns}")
         frames[name] = frame
-    return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True)
+    return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True, fingerprint=fingerprint)
 
 
 # Parquet row groups of a cache entry of about this many bytes in memory: the writer holds a whole row group encoded
@@ -358,7 +359,7 @@ def _cached(cache_dir: Path | str, kind: str, fingerprint_of: Callable[[FileHash
             return _read_entry(entry, fingerprint)
         except DamagedEntry as damage:
             notice(f"cache: {entry} is damaged ({damage}); rebuilding it")
-    result = build()
+    result = replace(build(), fingerprint=fingerprint)
     if writable:
         try:
             if entry.exists():

@@ -148,6 +148,7 @@ class IngestResult:
     duplicate_runs: pd.DataFrame  # DUPLICATE_RUN_COLUMNS, one row per (kept run, dropped run) pair
     counts: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
+    fingerprint: str | None = None  # the cache's key of these inputs (postprocess/logs/cache.py), when read through it
 
 
 FRAMES = ("table", "runs", "problems", "run_tasks", "settings", "duplicate_runs")  # IngestResult's frames
