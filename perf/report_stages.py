@@ -65,6 +65,11 @@ STAGES = [
     ("postprocess.render.explorer", "_index"),
     ("postprocess.render.report", "write_report"),
     ("postprocess.render.outputs", "_swap"),
+    ("postprocess.render.reuse", "reuse_for"),
+    ("postprocess.render.reuse", "output_files"),
+    ("postprocess.render.reuse", "restore"),
+    ("postprocess.render.reuse", "Reuse.stored"),
+    ("postprocess.render.reuse", "Reuse.store"),
 ]
 
 totals: dict[str, list[float]] = {}  # name -> [calls, cpu, imports within]
@@ -113,8 +118,11 @@ def main() -> None:
     from postprocess.cli import main as cli_main
 
     for module_name, attribute in STAGES:
-        module = importlib.import_module(module_name)
-        setattr(module, attribute, _timed(f"{module_name.rsplit('.', 1)[-1]}.{attribute}", getattr(module, attribute)))
+        owner = importlib.import_module(module_name)
+        *classes, name = attribute.split(".")  # a method: Class.method
+        for class_name in classes:
+            owner = getattr(owner, class_name)
+        setattr(owner, name, _timed(f"{module_name.rsplit('.', 1)[-1]}.{attribute}", getattr(owner, name)))
     setup = time.process_time() - start
     run_start, imports_before = time.process_time(), _importing[0]
     code = cli_main(["report", *report_args])

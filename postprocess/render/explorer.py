@@ -390,6 +390,18 @@ def _values_at(column: pd.Series, positions: np.ndarray) -> np.ndarray:
     return values
 
 
+def _is_in(column: pd.Series, values: set) -> np.ndarray:
+    """column.isin(values) as a bool array; an Arrow-backed text column by Arrow's own is_in (pandas' isin of half a
+    million question ids took four times as long)."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        import pyarrow.compute as pc
+
+        chunked = pa.chunked_array(column.array.__arrow_array__())
+        found = pc.is_in(chunked, value_set=pa.array(sorted(values), type=chunked.type))
+        return found.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    return column.isin(values).to_numpy(dtype=bool)
+
+
 def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
              with_options: bool = False) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
     """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
@@ -404,7 +416,7 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object).reset_index(drop=True)
     keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
-            & table["question_id"].isin(set(keys["question_id"])))
+            & _is_in(table["question_id"], set(keys["question_id"])))
     # Columns first: .loc[rows, columns] takes the rows of every column (every response) before choosing columns.
     candidates = table[key_columns][keep].assign(_row=np.flatnonzero(keep.to_numpy()))
     # matched in the table's own (categorical) dtypes, which compares codes; the keys' text is kept for the pages
@@ -422,21 +434,29 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
     settled = np.full(count, None, dtype=object)
     settled[found] = settled_by(pd.DataFrame({name: taken[name][found] for name in ("match", "extraction_tier",
                                                                                     "extra")})).astype(object)
-    columns.update({name: taken[name].tolist() for name in ANSWER_FIELDS})
-    columns["settled_by"] = settled.tolist()
-    columns.update({name: taken[name].tolist() for name in ("correct", "extra")})
+    # each column as the records hold it, a list at a time (not value by value inside the loop below)
+    columns.update({name: [_plain(value) for value in taken[name].tolist()] for name in ANSWER_FIELDS})
+    columns["settled_by"] = [_plain(value) for value in settled.tolist()]
+    columns["correct"] = [None if value is None or value is pd.NA else bool(value) for value in taken["correct"].tolist()]
+    columns["extra"] = taken["extra"].tolist()
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, dict] = {}
     rule_words = _rule_words()
+    decoded: dict[str, dict] = {}  # each distinct `extra` text parsed once (one question's options across models)
     for model, benchmark, split, subtask, question, *fields, settled, correct, extra, hit in zip(*columns.values(),
                                                                                            found.tolist()):
         if with_options and not hit:  # another run that did not ask this question: nothing to show
             continue
-        parsed = json.loads(extra) if isinstance(extra, str) else {}
-        record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
-        record["settled_by"] = _plain(settled)
+        if isinstance(extra, str):
+            parsed = decoded.get(extra)
+            if parsed is None:
+                parsed = decoded[extra] = json.loads(extra)
+        else:
+            parsed = {}
+        record = dict(zip(ANSWER_FIELDS, fields))
+        record["settled_by"] = settled
         record["rule_words"] = rule_words(record["rule"], record["prediction"] or record["candidate"])
-        record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
+        record["correct"] = correct
         for name in EXTRA_ANSWER_FIELDS:
             record[name] = _plain(parsed.get(name))
         options = parsed.get("options")
