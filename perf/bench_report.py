@@ -11,12 +11,15 @@ Per scale it writes the synthetic logs of bench_postprocess.py once (19 registry
 table), then times each command --repeats times in a fresh process and keeps the best: CPU seconds = user + system
 time of the process and its children (os.wait4), wall seconds, and peak memory (the largest process's maximum RSS).
 
-`report` is timed twice over, with the default explorer and with `--explorer none`:
+`report` is timed three times over, each with the default explorer and with `--explorer none`:
   reused     the same command again: its inputs, options and code unchanged, the outputs are copied from the
              cache's entry of the previous run (postprocess/render/reuse.py; the explorer is still written);
-  computed   a run that has to compute everything but the ingestion: each repetition with a --min-n the cache has
-             not seen (19, 18, ...), so the analysis, the tables, answers.parquet and the report are all made again
-             (and stored for reuse, which that run pays for).
+  computed   the same command with the cache's report entries removed before each run: the analysis, the tables,
+             answers.parquet and the report are all made again (and stored for reuse, which that run pays for); the
+             ingested table and the drawn figures come from the cache, as in every warm run before reuse existed;
+  drawn      what a changed parameter costs: `--min-n 19` with the report entries and the drawn figures removed
+             from the cache before each run, so that everything is computed as above and the figures (whose data
+             changed) are drawn again, matplotlib imported.
 The yardsticks, each timed the same way:
   naive_logs   perf/naive_logs.py, the issue's "naive per-group pandas script": the lmms-eval samples files read with
                pandas, pairs by size, FlipInv / FlipNorm counted per (pair, benchmark, split, subtask) group in a loop.
@@ -62,9 +65,13 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
-def best_of(commands: list[list[str]], env: dict[str, str], cwd: Path) -> tuple[float, float, float]:
-    """Best CPU and wall, largest peak, over one run of each command."""
-    runs = [timed(command, env, cwd) for command in commands]
+def best_of(commands: list[list[str]], env: dict[str, str], cwd: Path, before=None) -> tuple[float, float, float]:
+    """Best CPU and wall, largest peak, over one run of each command (`before()` called before each)."""
+    runs = []
+    for command in commands:
+        if before is not None:
+            before()
+        runs.append(timed(command, env, cwd))
     return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
 
 
@@ -150,13 +157,22 @@ def main() -> None:
                 agreement[scale] = counts_agree(naive_csv, out / "comparisons.parquet", {**env, "PYTHONPATH": str(REPO)})
             figures = {"reused": best_of([command] * args.repeats, source_env, source),
                        "reused none": best_of([bare] * args.repeats, source_env, source)}
-            changed = [["--min-n", str(19 - k)] for k in range(args.repeats)]  # a --min-n not seen before, each run
+            def no_entries(cache: Path = cache, figures_too: bool = False) -> None:
+                for entry in [*cache.glob("report-*"), *([cache / "figures"] if figures_too else [])]:
+                    shutil.rmtree(entry, ignore_errors=True)
+
             if n == 0:
-                figures["computed"] = best_of([[*command, *c] for c in changed], source_env, source)
-                figures["computed none"] = best_of([[*bare, *c] for c in changed], source_env, source)
+                figures["computed"] = best_of([command] * args.repeats, source_env, source, no_entries)
+                figures["computed none"] = best_of([bare] * args.repeats, source_env, source, no_entries)
+                changed = ["--min-n", "19"]
+                figures["drawn"] = best_of([[*command, *changed]] * args.repeats, source_env, source,
+                                           lambda: no_entries(figures_too=True))
+                figures["drawn none"] = best_of([[*bare, *changed]] * args.repeats, source_env, source,
+                                                lambda: no_entries(figures_too=True))
+                timed(command, source_env, source)  # the figures of the default parameters, for the next run
             else:  # no reuse there: a warm run computes
                 figures["computed"], figures["computed none"] = figures["reused"], figures["reused none"]
-                figures["reused"] = figures["reused none"] = None
+                figures["reused"] = figures["reused none"] = figures["drawn"] = figures["drawn none"] = None
             rows.append((scale, records, source, figures))
 
     first = args.scales[0]
@@ -179,7 +195,7 @@ def main() -> None:
     per_answer = {}
     for scale, records, source, figures in rows:
         naive_logs, naive_table = yardsticks[scale]
-        for run in ("reused", "computed"):
+        for run in ("reused", "computed", "drawn"):
             default, bare = figures[run], figures[f"{run} none"]
             if default is None:
                 continue
