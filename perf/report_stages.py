@@ -1,6 +1,6 @@
 """Where a `report` run spends its CPU time, stage by stage, in one process.
 
-    python perf/report_stages.py [--repeat N] -- REPORT ARGUMENTS...
+    PYTHONPATH=CHECKOUT python perf/report_stages.py -- REPORT ARGUMENTS...
     e.g. python perf/report_stages.py -- --logs LOGS --out OUT --cache-dir CACHE [--explorer none]
 
 Runs `python -m postprocess report ARGUMENTS` in this process with a CPU timer (time.process_time: user + system
@@ -118,11 +118,15 @@ def main() -> None:
     from postprocess.cli import main as cli_main
 
     for module_name, attribute in STAGES:
-        owner = importlib.import_module(module_name)
-        *classes, name = attribute.split(".")  # a method: Class.method
-        for class_name in classes:
-            owner = getattr(owner, class_name)
-        setattr(owner, name, _timed(f"{module_name.rsplit('.', 1)[-1]}.{attribute}", getattr(owner, name)))
+        try:  # a checkout of other code may lack a stage (perf/report_stages.py runs against any: PYTHONPATH)
+            owner = importlib.import_module(module_name)
+            *classes, name = attribute.split(".")  # a method: Class.method
+            for class_name in classes:
+                owner = getattr(owner, class_name)
+            function = getattr(owner, name)
+        except (ImportError, AttributeError):
+            continue
+        setattr(owner, name, _timed(f"{module_name.rsplit('.', 1)[-1]}.{attribute}", function))
     setup = time.process_time() - start
     run_start, imports_before = time.process_time(), _importing[0]
     code = cli_main(["report", *report_args])

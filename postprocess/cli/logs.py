@@ -62,7 +62,9 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
                              "(newest)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with an error when any run, file or line is skipped (duplicates included)")
-    parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table (and the drawn figures) here")
+    parser.add_argument("--cache-dir", type=Path,
+                        help="reuse / store the ingested table here (report: also the drawn figures, and its outputs "
+                             "for a rerun whose inputs, options and code are unchanged)")
     parser.add_argument("--refresh", action="store_true", help="with --cache-dir: ingest again and replace the entry")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bars on long steps (default: when stderr is a terminal)")
