@@ -134,7 +134,7 @@ def main() -> None:
     total = time.process_time()
     print(f"{'stage':<45} {'calls':>5} {'CPU s':>7} {'of it imports':>13}")
     print(f"{'startup (interpreter)':<45} {'':>5} {STARTUP:7.2f}")
-    print(f"{'imports of the stages modules (before the run)':<45} {'':>5} {setup:7.2f}")
+    print(f"{'imports before the run':<45} {'':>5} {setup:7.2f}")
     for name, (calls, cpu, imported) in totals.items():
         print(f"{name:<45} {calls:5d} {cpu:7.2f} {imported:13.2f}")
     print(f"{'the command (run_report)':<45} {1:5d} {run:7.2f} {_importing[0] - imports_before:13.2f}")
