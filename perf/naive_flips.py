@@ -1,6 +1,9 @@
-"""The yardstick for `report`'s speed: the flip count a researcher would write in a few lines of pandas.
+"""The cheaper of `report`'s two yardsticks: the flip count in a few lines of pandas, from the report's own table.
 
     python perf/naive_flips.py TABLE.parquet
+
+Not the issue's yardstick: issue 28's "naive per-group pandas script" starts from the lmms-eval logs, as a researcher
+without this tool would (perf/naive_logs.py); this one is handed the table the report has already ingested.
 
 It reads the per-question table that `postprocess report --cache-dir` stores (table.parquet), pairs the
 models of each family by size, merges each pair's answers on the question and counts FlipInv / FlipNorm

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from postprocess.cli.logs import add_log_arguments, read_logs
-from postprocess.human.task_sets import DEFAULT_ANNOTATORS, PAPER_FLAGGED_SHARE, SET_NAMES
+from postprocess.human.sets import DEFAULT_ANNOTATORS, PAPER_FLAGGED_SHARE, SET_NAMES
 
 DEFAULT_SIZES = {"taxonomy": 127, "cait-failures": 200}
 

@@ -62,7 +62,9 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
                              "(newest)")
     parser.add_argument("--strict", action="store_true",
                         help="exit with an error when any run, file or line is skipped (duplicates included)")
-    parser.add_argument("--cache-dir", type=Path, help="reuse / store the ingested table (and the drawn figures) here")
+    parser.add_argument("--cache-dir", type=Path,
+                        help="reuse / store the ingested table here (report: also the drawn figures, and its outputs "
+                             "for a rerun whose inputs, options and code are unchanged)")
     parser.add_argument("--refresh", action="store_true", help="with --cache-dir: ingest again and replace the entry")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bars on long steps (default: when stderr is a terminal)")
@@ -74,6 +76,8 @@ def add_log_arguments(parser: argparse.ArgumentParser, required: bool = True, ju
 
 def import_sources(args: argparse.Namespace) -> list:
     """The files to import that the options name (imports.ImportSource), tables first."""
+    if not (args.table or args.vlmevalkit):
+        return []  # without importing the importers (their scoring core and Arrow's readers: 0.05 s a run)
     from postprocess.logs.imports import ImportSource, split_vlmevalkit_name
 
     named = dict(item.split("=", 1) for item in args.vlmevalkit_subtask_column if "=" in item)
@@ -198,9 +202,11 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
     """(registry, IngestResult) of the logs as lmms-eval wrote them (answers settled during the run included);
     prints what was skipped to stderr (`details` says where the full list is) or, with --strict, raises
     StrictError."""
+    import hashlib
+    from dataclasses import replace
+
     from model_configs import load_registry
     from postprocess.logs.cache import load_or_import, load_or_ingest
-    from postprocess.logs.imports import combine, import_outputs
     from postprocess.logs.ingest import ingest_logs
 
     registry = load_registry(extra=registry_files(args.logs, args.extra_models))
@@ -218,11 +224,16 @@ def ingest(args: argparse.Namespace, details: str = "the report's problems.csv l
         else:
             result = ingest_logs(args.logs, registry, **options)
     if sources:
+        from postprocess.logs.imports import combine, import_outputs
+
         if args.cache_dir:
             imported = load_or_import(sources, args.cache_dir, registry, overrides, strict, refresh=args.refresh)
         else:
             imported = import_outputs(sources, registry, overrides, strict)
+        keys = [part.fingerprint for part in (result, imported) if part is not None]
         result = combine(result, imported, registry, mix_sources=args.mix_sources)
+        if result.fingerprint is None and keys and None not in keys:  # both parts read through the cache
+            result = replace(result, fingerprint=hashlib.sha256("\0".join(keys).encode()).hexdigest())
     if args.strict:
         strict_check(result)
     for note in console_notes(result, details):

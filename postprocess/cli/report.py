@@ -179,6 +179,8 @@ def _last_byte(path: Path) -> bytes:
 def _human_statistics(args: argparse.Namespace) -> dict:
     """{task set: agreement.py's frames} from --human folders and --human-annotations triples; a set given
     twice is an error (which one would the report show?)."""
+    if not (args.human or args.human_annotations or args.annotator_profiles):
+        return {}  # without importing the human-annotation modules
     from postprocess.cli.human import read_items
     from invscale.label_studio import read_annotations
     from postprocess.human.stats_files import read_annotator_profiles, read_statistics, set_statistics
@@ -205,6 +207,16 @@ def _human_statistics(args: argparse.Namespace) -> dict:
                              f"them to (--human or --human-annotations)")
         found["cait-baseline"][1]["profiles"] = read_annotator_profiles(args.annotator_profiles)
     return {task_set: tables for task_set, (_, tables) in found.items()}
+
+
+def _human_tables(human: dict) -> list:
+    """render.human_tables of the task sets' statistics; none without any (its modules, with the task sets', are
+    imported only then)."""
+    if not human:
+        return []
+    from postprocess.render.human_tables import human_tables
+
+    return human_tables(human)
 
 
 def _taxonomy_section(folder: Path, registry) -> list:
@@ -291,10 +303,11 @@ def run_report(args: argparse.Namespace) -> int:
     from postprocess.inverse_scaling.settlement import answers_table
     from postprocess.logs.quality import settings_differences
     from postprocess.logs.questions import question_loading
-    from postprocess.render.explorer import MB, ExplorerInput
-    from postprocess.render.human_tables import human_tables
+    from postprocess.logs.adjudications import adjudication_files
+    from postprocess.render import reuse as reusing
+    from postprocess.render.explorer import FOLDER as EXPLORER_FOLDER, MB, ExplorerInput, write_explorer
     from postprocess.render.outputs import check_output_folder, write_outputs, write_sections_only, written_whole
-    from postprocess.render.report import count, unsettled_sentence
+    from postprocess.render.report import has_pairs
 
     check_output_folder(args.out)
     explorer_data = parse_overrides(args.data)  # a malformed --data fails before the logs are read
@@ -306,61 +319,101 @@ def run_report(args: argparse.Namespace) -> int:
         raise ValueError(f"no per-question rows found in {inputs_named(args)} (runs found: {len(result.runs)}, lines "
                          f"skipped: {result.counts.get('lines_skipped', 0)})")
     baseline = human["cait-baseline"]["baseline"] if "cait-baseline" in human else None
-    sections = [
-        ("Error taxonomy (Section 5.6)", _taxonomy_section(args.taxonomy, registry) if args.taxonomy else []),
-        ("Human annotation (Appendix H; CAIT Appendix A.2 and Section 5.3)", human_tables(human)),
-        ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items, baseline)),
-    ]
+
+    def extra_sections() -> list:
+        return [
+            ("Error taxonomy (Section 5.6)", _taxonomy_section(args.taxonomy, registry) if args.taxonomy else []),
+            ("Human annotation (Appendix H; CAIT Appendix A.2 and Section 5.3)", _human_tables(human)),
+            ("CAIT (Seeing vs. Believing)", _cait_section(result, registry, reeval_items, baseline)),
+        ]
+
     # CAIT is not one of the paper's benchmark splits: it has its own section, never pairwise flips.
     cait = result.table["benchmark"] == "CAIT"
     benchmarks = result.table[~cait] if cait.any() else result.table  # a filtered copy holds every response again
     if benchmarks.empty:
         with written_whole(args.out) as folder:
             result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
-            write_sections_only(folder.staging, sections, _quality_frames(result, registry, None))
+            write_sections_only(folder.staging, extra_sections(), _quality_frames(result, registry, None))
         _say_kept(folder)
         print(f"no benchmark rows for the inverse-scaling analysis; CAIT report: {args.out / 'report.html'}")
         return 0
-    analysis = run_analysis(benchmarks, registry.models_frame(), params)
-    sections.insert(0, ("Answer adjudication", _adjudication_section(benchmarks, registry, params, analysis, merged)))
-    settings = settings_differences(result.table, result.settings, analysis.comparisons)
-    analysis.summary["data_quality"] = _quality_counts(result, settings)
     explorer = None if args.explorer == "none" else ExplorerInput(
         benchmarks, args.tasks_dir, explorer_data, every_comparison=args.explorer == "comparisons",
         cache_dir=args.cache_dir / "explorer" if args.cache_dir else None, refresh=args.refresh,
         max_bytes=int(args.explorer_max_mb * MB) or None)
+    # With --cache-dir, the outputs of a run whose inputs, options and code are all unchanged are copied from the
+    # cache rather than computed (render/reuse.py); the explorer is written again from the stored analysis.
+    reuse = reusing.reuse_for(args, result.fingerprint, adjudication_files(args.logs))
+    stored = None if reuse is None or args.refresh else reuse.stored(with_analysis=explorer is not None)
+    if stored is not None:
+        analysis = stored.analysis
+        with written_whole(args.out) as folder, question_loading() as loading:
+            result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
+            reusing.restore(stored, folder.staging)
+            if explorer is not None and has_pairs(analysis):
+                write_explorer(analysis, explorer, folder.staging)
+            if explorer is not None and explorer.image_problems:
+                _add_image_problems(folder.staging / PROBLEMS_FILE, result.problems, explorer.image_problems)
+        _say_missing(loading)
+        _say_kept(folder)
+        reusing.say(stored.console)
+        return 0
+    sections = extra_sections()
+    analysis = run_analysis(benchmarks, registry.models_frame(), params)
+    sections.insert(0, ("Answer adjudication", _adjudication_section(benchmarks, registry, params, analysis, merged)))
+    settings = settings_differences(result.table, result.settings, analysis.comparisons)
+    analysis.summary["data_quality"] = _quality_counts(result, settings)
+    closing = _closing_lines(analysis, settings, params, args.out)
     with written_whole(args.out) as folder, question_loading() as loading:
         result.problems.to_csv(folder.staging / PROBLEMS_FILE, index=False)
-        answers_table(benchmarks, params.unsettled).to_parquet(folder.staging / ANSWERS_FILE, index=False)
+        answers_table(benchmarks, params.unsettled, analysis.scored_table(benchmarks)).to_parquet(
+            folder.staging / ANSWERS_FILE, index=False)
         write_outputs(analysis, folder.staging, quality=_quality_frames(result, registry, settings, analysis.unsettled),
                       extra_sections=sections, figure_subtasks=args.figure_subtask or None,
                       figure_cache=args.cache_dir / "figures" if args.cache_dir else None, explorer=explorer)
+        if reuse is not None:  # what the analysis wrote, before the explorer's unreadable images join problems.csv
+            reuse.store(folder.staging, reusing.output_files(folder.staging, (EXPLORER_FOLDER, PROBLEMS_FILE)),
+                        analysis, closing)
         if explorer is not None and explorer.image_problems:
             _add_image_problems(folder.staging / PROBLEMS_FILE, result.problems, explorer.image_problems)
+    _say_missing(loading)
+    _say_kept(folder)
+    reusing.say(closing)
+    return 0
+
+
+def _say_missing(loading) -> None:
     if loading.missing():
         print(f"warning: the explorer shows the flipped questions of these splits without their text and images (the "
               f"options, gold and answers are from the logs): {loading.missing()}", file=sys.stderr)
-    _say_kept(folder)
+
+
+def _closing_lines(analysis, settings, params, out: Path) -> list[tuple[str, str]]:
+    """What the console says once the outputs are in place, as (stream, text) lines: the settings that differ
+    within compared pairs, the cases found and where the report is, the unsettled answers, a --min-n too high."""
+    from postprocess.render.report import count, unsettled_sentence
+
+    lines = []
     if len(settings):
         pairs = settings[["family", "small", "large"]].drop_duplicates()
         named = "; ".join(f"{r.small} vs {r.large}" for r in pairs.head(3).itertuples())
-        print(f"warning: {len(pairs)} compared pairs ran with different generation settings ({named}"
-              f"{' ...' if len(pairs) > 3 else ''}); the report's data-quality section lists them", file=sys.stderr)
+        lines.append(("stderr", f"warning: {len(pairs)} compared pairs ran with different generation settings ({named}"
+                                f"{' ...' if len(pairs) > 3 else ''}); the report's data-quality section lists them"))
     summary = analysis.summary
     if analysis.comparisons.empty:
-        print(f"{count(summary['models'], 'model')} and no two of one family to compare: accuracy report: "
-              f"{args.out / 'report.html'}")
-        return 0
-    print(
-        f"{count(summary['cases'], 'case')} over {count(summary['eligible_comparisons'], 'eligible comparison')} "
-        f"({count(len(summary['replicated_subtasks']), 'replicated subtask')}); report: {args.out / 'report.html'}"
-    )
+        lines.append(("stdout", f"{count(summary['models'], 'model')} and no two of one family to compare: accuracy "
+                                f"report: {out / 'report.html'}"))
+        return lines
+    lines.append(("stdout", f"{count(summary['cases'], 'case')} over "
+                            f"{count(summary['eligible_comparisons'], 'eligible comparison')} "
+                            f"({count(len(summary['replicated_subtasks']), 'replicated subtask')}); report: "
+                            f"{out / 'report.html'}"))
     if summary["unsettled"]["unsettled"]:
-        print(f"note: {unsettled_sentence(summary['unsettled'])} {_most_unsettled(analysis.unsettled)}",
-              file=sys.stderr)
+        lines.append(("stderr", f"note: {unsettled_sentence(summary['unsettled'])} "
+                                f"{_most_unsettled(analysis.unsettled)}"))
     if summary["eligible_comparisons"] == 0:
         largest = int(analysis.comparisons["n"].max())
-        print(f"note: no comparison is eligible: the largest shares {largest} questions of a subtask, fewer than "
-              f"--min-n {params.min_n} (a --limit run is too small); run more questions, or lower --min-n for a "
-              "smoke test", file=sys.stderr)
-    return 0
+        lines.append(("stderr", f"note: no comparison is eligible: the largest shares {largest} questions of a "
+                                f"subtask, fewer than --min-n {params.min_n} (a --limit run is too small); run more "
+                                "questions, or lower --min-n for a smoke test"))
+    return lines

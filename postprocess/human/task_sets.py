@@ -40,6 +40,7 @@ import pandas as pd
 from lmms_eval_tasks.prompts import CAIT_QUESTION
 from invscale.label_studio import ImageOutput, LabelStudioError, TaskSet, choices_xml
 from invscale.quotas import largest_remainder
+from postprocess.human.sets import DEFAULT_ANNOTATORS, PAPER_FLAGGED_SHARE, SET_NAMES  # noqa: F401 (theirs here too)
 
 GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH = "Genuine Error", "Bad Annotation or Ambiguous", "Format Mismatch"
 TAXONOMY_LABELS = (GENUINE, BAD_ANNOTATION, FORMAT_MISMATCH)
@@ -52,8 +53,6 @@ TAXONOMY_QUESTION_COLUMNS = ["question_key", "question", "options", "answer", "r
 CAIT_ANSWERS = ("A", "B")
 FAILURE_MODES = ("Statistical Frequency Bias", "Logical Impossibility", "Semantic Binding Failure",
                  "Alignment Failure")
-SET_NAMES = ("taxonomy", "cait-baseline", "cait-failures")
-DEFAULT_ANNOTATORS = {"taxonomy": 3, "cait-baseline": 5, "cait-failures": 1}  # as in the papers
 
 # The category definitions of the Appendix G.1 judge prompt, shown to people as the choices' hints.
 TAXONOMY_HINTS = {
@@ -178,13 +177,6 @@ def validate_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
         raise ValueError(f"verdicts: question {key!r} has no verdict from judge {judge.removeprefix(VERDICT_PREFIX)!r}")
     questions = verdicts.drop_duplicates("question_key").set_index("question_key")[["benchmark", "family"]]
     return questions.join(wide).reset_index()
-
-
-# Appendix H gives no quota for the flagged questions. Its own figures bound it: 127 questions, a majority on
-# each (107 genuine, 20 bad annotation), agreeing with GPT on 112 and with Claude on 107, so at most 20 + 15 +
-# 20 = 55 questions can carry a judge's flag (tests/postprocess/test_human_stats.py recomputes it). 0.4 (51 of
-# 127) keeps the sample within that; the share is an option and the strata file says what was drawn.
-PAPER_FLAGGED_SHARE = 0.4
 
 
 def sample_taxonomy_check(verdicts: pd.DataFrame, n: int = 127, flagged_share: float = PAPER_FLAGGED_SHARE,

@@ -74,10 +74,21 @@ class Analysis:
     unsettled: pd.DataFrame | None = None  # per model x benchmark: answers nobody settled (settlement.unsettled_counts)
     trends: pd.DataFrame | None = None  # family x subtask trend in size (trend.TREND_COLUMNS; ours)
     trend_points: pd.DataFrame | None = None  # each model's accuracy on a trend's shared questions (the figure)
+    # The table run_analysis was given, and the same rows as it scored them (settlement.resolve under its treatment of
+    # unsettled answers): answers.parquet and the explorer read the latter instead of resolving the table again.
+    source: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    scored: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
     def families(self) -> list[str]:
         return family_order(self.models)
+
+    def scored_table(self, table: pd.DataFrame) -> pd.DataFrame:
+        """`table` as this analysis scores its answers: the table it scored when `table` is the one it was given
+        (the same object), else settlement.resolve of it."""
+        if self.scored is not None and table is self.source:
+            return self.scored
+        return settlement.resolve(table, self.parameters.unsettled)
 
 
 def percent(part: int, whole: int) -> float | None:
@@ -117,7 +128,7 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
     if table.empty:
         raise UnusableInput("the per-question table is empty: no runs were found")
     ordered = family_order_models(models)
-    table = settlement.resolve(table, params.unsettled)
+    source, table = table, settlement.resolve(table, params.unsettled)
     try:
         outcomes = build_outcomes(table, list(ordered["model"]), params.unsettled)
     except ValueError as error:
@@ -157,6 +168,8 @@ def run_analysis(table: pd.DataFrame, models: pd.DataFrame, params: Parameters) 
         shapes=shapes,
         shape_counts=case_numbers.shape_counts(shapes, families),
         summary={},
+        source=source,
+        scored=table,
     )
     analysis.unsettled = settlement.unsettled_counts(table[table["model"].isin(present["model"])], variant)
     _add_controls(analysis, outcomes)

@@ -45,7 +45,6 @@ import pandas as pd
 
 from lmms_eval_tasks.question import OPEN, Question
 from lmms_eval_tasks.record import JUDGE_STATUSES, MATCH_KINDS
-from lmms_eval_tasks.scoring import is_correct
 from postprocess.logs.ingest import ROW_KEY
 from postprocess.logs.runs import SAMPLES_MARKER
 
@@ -109,11 +108,16 @@ def _problem(record: object) -> str | None:
     return None
 
 
+def adjudication_files(folders: Iterable[Path | str]) -> list[Path]:
+    """Every `*_adjudications_*.jsonl` under the folders (each once), in path order."""
+    return sorted({path.resolve(): path for folder in folders
+                   for path in Path(folder).rglob(f"*{ADJUDICATIONS_MARKER}*.jsonl")}.values())
+
+
 def read_adjudications(folders: Iterable[Path | str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(adjudications: ADJUDICATION_FIELDS + file, line; malformed lines: OUTCOME_COLUMNS) of every
     `*_adjudications_*.jsonl` under the folders, in path then line order."""
-    paths = sorted({path.resolve(): path for folder in folders
-                    for path in Path(folder).rglob(f"*{ADJUDICATIONS_MARKER}*.jsonl")}.values())
+    paths = adjudication_files(folders)
     rows, malformed = [], []
     for path in paths:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -154,7 +158,10 @@ def _text(value: object) -> str:
 
 
 def _correct(adjudication) -> bool:
-    """The judged prediction scored against the row's gold, as lmms_eval_tasks.scoring scores extractions."""
+    """The judged prediction scored against the row's gold, as lmms_eval_tasks.scoring scores extractions (imported
+    here: the logs of most reports hold no adjudication, and the scoring core imports every extraction rule)."""
+    from lmms_eval_tasks.scoring import is_correct
+
     question = Question(benchmark=adjudication.benchmark, split=adjudication.split, subtask="",
                         question_id=adjudication.question_id, kind=adjudication.row_kind, text="", image_fields=[],
                         gold=_gold(adjudication.gold, adjudication.row_kind), answer_type=adjudication.answer_type,

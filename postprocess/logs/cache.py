@@ -41,16 +41,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import xxhash
 
-import lmms_eval_tasks.extraction
-import lmms_eval_tasks.question
 import lmms_eval_tasks.record
-import lmms_eval_tasks.scoring
 import model_configs.registry
 from model_configs import Registry
 from postprocess.logs import imports, ingest, lines, runs
@@ -59,8 +57,17 @@ HASHES_FILE = "file_hashes.json"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamp tick (FAT: 2 s)
 _CHUNK = 1 << 22
 _CODE = (ingest, lines, runs, lmms_eval_tasks.record, model_configs.registry)
-_IMPORT_CODE = (imports, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
-                lmms_eval_tasks.scoring, model_configs.registry)
+
+
+def _import_code() -> tuple:
+    """The modules whose code an import's fingerprint covers: the importers (every module of their folder), ingestion
+    and the scoring core, imported only when a file is imported (a report of logs alone needs none of the rules)."""
+    import lmms_eval_tasks.extraction
+    import lmms_eval_tasks.question
+    import lmms_eval_tasks.scoring
+
+    return (imports, ingest, lines, lmms_eval_tasks.extraction, lmms_eval_tasks.question, lmms_eval_tasks.record,
+            lmms_eval_tasks.scoring, model_configs.registry)
 
 
 class DamagedEntry(Exception):
@@ -186,7 +193,7 @@ def import_fingerprint(sources: list[imports.ImportSource], registry: Registry,
                       .encode("utf-8", "surrogateescape"))
     digest.update(registry.fingerprint().encode())
     digest.update(f"strict={strict}".encode())
-    for code in _code_files(_IMPORT_CODE):
+    for code in _code_files(_import_code()):
         digest.update(code.read_bytes())
     return digest.hexdigest()
 
@@ -264,7 +271,7 @@ def _read_entry(entry: Path, fingerprint: str) -> ingest.IngestResult:
         if list(frame.columns) != columns:
             raise DamagedEntry(f"{path.name} has columns {list(frame.columns)}, expected {columns}")
         frames[name] = frame
-    return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True)
+    return ingest.IngestResult(**frames, counts=meta["counts"], from_cache=True, fingerprint=fingerprint)
 
 
 # Parquet row groups of a cache entry of about this many bytes in memory: the writer holds a whole row group encoded
@@ -352,7 +359,7 @@ def _cached(cache_dir: Path | str, kind: str, fingerprint_of: Callable[[FileHash
             return _read_entry(entry, fingerprint)
         except DamagedEntry as damage:
             notice(f"cache: {entry} is damaged ({damage}); rebuilding it")
-    result = build()
+    result = replace(build(), fingerprint=fingerprint)
     if writable:
         try:
             if entry.exists():

@@ -24,3 +24,16 @@ def extra_fields(extra: pd.Series, names: Sequence[str]) -> pd.DataFrame:
             values[at] = fields.get(name)
         columns[name] = values[codes + 1]  # code -1 (null) takes the leading None
     return pd.DataFrame(columns, index=extra.index)
+
+
+def rows_with_field(extra: pd.Series, name: str) -> np.ndarray:
+    """Whether each row's `extra` has the field `name` with a value (not null): as a bool array. Only the distinct
+    texts that hold the name at all are decoded (a field of a few imported rows, asked of a whole table)."""
+    codes, texts = pd.factorize(extra, use_na_sentinel=True)
+    quoted = json.dumps(name)  # as every writer of `extra` (json, msgspec) writes a key
+    present = np.zeros(len(texts) + 1, dtype=bool)
+    for at, text in enumerate(texts, start=1):
+        if quoted in text:
+            value = json.loads(text).get(name)
+            present[at] = value is not None and not (isinstance(value, float) and value != value)
+    return present[codes + 1]

@@ -148,6 +148,7 @@ class IngestResult:
     duplicate_runs: pd.DataFrame  # DUPLICATE_RUN_COLUMNS, one row per (kept run, dropped run) pair
     counts: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
+    fingerprint: str | None = None  # the cache's key of these inputs (postprocess/logs/cache.py), when read through it
 
 
 FRAMES = ("table", "runs", "problems", "run_tasks", "settings", "duplicate_runs")  # IngestResult's frames
@@ -213,6 +214,8 @@ def _parsed_files(paths: list[str], workers: int) -> Iterator[Iterator[tuple[int
     if workers <= 1:
         yield ((i, parse_samples_file(paths[i])) for i in queue)
         return
+    import lmms_eval_tasks.extraction  # noqa: F401 (lines.tier_of's rules imported once, not in every parser)
+
     with (tempfile.TemporaryDirectory(prefix="invscale-ingest-") as scratch,
           multiprocessing.get_context("fork").Pool(workers - 1) as pool):
         yield _share_with(pool, workers - 1, paths, queue, Path(scratch))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from model_configs import Registry
@@ -84,12 +85,43 @@ def problems_frame(result: IngestResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "action", "n", "n_files", "first"])
 
 
+DENSE_GROUPS = 1 << 22  # _counted counts in one array over every combination of the keys' categories up to this
+
+
+def _counted(table: pd.DataFrame, keys: list[str], tallies: dict[str, pd.Series]) -> pd.DataFrame | None:
+    """Per group of `keys` with rows, in the order of groupby(keys, observed=True, sort=True) (the categories'
+    order): the keys (categorical, as the table's), n_rows, and each tally's true values; counted with np.bincount
+    over every combination of the keys' categories, not by a pandas grouping of the whole table. None when a key is
+    not categorical, has a missing value, or the combinations exceed DENSE_GROUPS (pandas then groups)."""
+    columns = [table[key] for key in keys]
+    if not all(isinstance(column.dtype, pd.CategoricalDtype) for column in columns):
+        return None
+    sizes = [len(column.cat.categories) for column in columns]
+    codes = [column.cat.codes.to_numpy().astype(np.intp) for column in columns]
+    if not 0 < int(np.prod(sizes, dtype=np.float64)) <= DENSE_GROUPS or any((c < 0).any() for c in codes):
+        return None
+    combined = np.ravel_multi_index(codes, sizes)
+    total = int(np.prod(sizes))
+    rows = np.bincount(combined, minlength=total)
+    present = np.flatnonzero(rows)
+    frame = pd.DataFrame({key: pd.Categorical.from_codes(at, dtype=column.dtype)
+                          for key, column, at in zip(keys, columns, np.unravel_index(present, sizes))})
+    frame["n_rows"] = rows[present].astype(np.int64)
+    for name, values in tallies.items():
+        counted = np.bincount(combined, weights=values.to_numpy(dtype=bool), minlength=total)
+        frame[name] = counted[present].astype(np.int64)
+    return frame
+
+
 def unparsed_frame(table: pd.DataFrame) -> pd.DataFrame:
     """Columns: model, family, benchmark, variant, n_rows, n_unparsed, unparsed_pct."""
-    grouped = (table.assign(unparsed=table["match"] == "none")
-               .groupby(["model", "family", "benchmark", "variant"], observed=True, sort=True)["unparsed"])
-    frame = grouped.agg(n_rows="size", n_unparsed="sum").reset_index()
-    frame["n_unparsed"] = frame["n_unparsed"].astype("int64")
+    keys = ["model", "family", "benchmark", "variant"]
+    frame = _counted(table, keys, {"n_unparsed": table["match"] == "none"})
+    if frame is None:
+        grouped = (table.assign(unparsed=table["match"] == "none")
+                   .groupby(keys, observed=True, sort=True)["unparsed"])
+        frame = grouped.agg(n_rows="size", n_unparsed="sum").reset_index()
+        frame["n_unparsed"] = frame["n_unparsed"].astype("int64")
     frame["unparsed_pct"] = 100.0 * frame["n_unparsed"] / frame["n_rows"]
     return frame
 
@@ -101,12 +133,16 @@ TIER_COLUMNS = ["model", "family", "benchmark", "n_rows", "strict", "reading", "
 def tiers_frame(table: pd.DataFrame) -> pd.DataFrame:
     """Columns: TIER_COLUMNS, one row per model x benchmark with rows."""
     predicted = table["prediction"].notna()
-    counts = table.assign(
+    tallies = dict(
         strict=table["extraction_tier"] == "strict", reading=table["extraction_tier"] == "reading",
         judge=table["extraction_tier"] == "judge", external=table["extraction_tier"] == "external",
         unknown_tier=predicted & table["extraction_tier"].isna(),
         withheld=~predicted & table["candidate"].notna(), no_prediction=~predicted,
-    ).groupby(["model", "family", "benchmark"], observed=True, sort=True)
+    )
+    frame = _counted(table, ["model", "family", "benchmark"], tallies)
+    if frame is not None:
+        return frame[TIER_COLUMNS]
+    counts = table.assign(**tallies).groupby(["model", "family", "benchmark"], observed=True, sort=True)
     tallies = ["strict", "reading", "judge", "external", "unknown_tier", "withheld", "no_prediction"]
     frame = counts[tallies].sum().astype("int64")
     frame.insert(0, "n_rows", counts.size())

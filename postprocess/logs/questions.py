@@ -227,9 +227,8 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
     every image), or with `partial_images` left out and said in image_problems (the explorer shows the rest)."""
     import datasets
 
-    from lmms_eval_tasks.hooks import QUESTION_COLUMN, doc_to_visual, questions_for, visuals_and_problems
-    from lmms_eval_tasks.variants import VARIANTS, apply_variant
-    from invscale.judges.client import image_bytes
+    if encode is None:  # the judges' PNG bytes; its module (aiohttp's client) is not imported for the explorer
+        from invscale.judges.client import image_bytes as encode
 
     by_split: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for benchmark, split, question_id, variant in wanted:
@@ -248,6 +247,10 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
             unloaded.append(Unloaded(benchmark, split, spec.task, len({q for q, _ in keys}), str(error),
                                      isinstance(error, NotCachedError)))
             continue
+        # the task hooks once a split's data is read (without any, nothing of theirs is needed)
+        from lmms_eval_tasks.hooks import QUESTION_COLUMN, doc_to_visual, questions_for, visuals_and_problems
+        from lmms_eval_tasks.variants import VARIANTS, apply_variant
+
         positions, questions = questions_for(dataset, spec)
         index = {question.question_id: (position, question) for position, question in zip(positions, questions)}
         absent = sorted(question_id for question_id, _ in keys if question_id not in index)
@@ -265,7 +268,7 @@ def reload_questions(wanted: Iterable[tuple[str, str, str, str]], tasks_dir: Pat
             doc = {**dataset[position], QUESTION_COLUMN: question.to_json()}
             images, problems = visuals_and_problems(doc) if partial_images else (doc_to_visual(doc), [])
             shown[(benchmark, split, question_id, variant)] = ShownQuestion(
-                question, tuple((encode or image_bytes)(image) for image in images), tuple(problems))
+                question, tuple(encode(image) for image in images), tuple(problems))
     loading.unloaded.extend(unloaded)
     if len(unloaded) == 1:
         raise QuestionSourceError(unloaded[0].reason)

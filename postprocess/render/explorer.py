@@ -29,13 +29,14 @@ the options, gold and answers of the logs and a note saying why the question and
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import html
 import io
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,7 +44,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from lmms_eval_tasks.extraction import RULES, describe
 from postprocess.inverse_scaling.analysis import Analysis
 from postprocess.inverse_scaling.cases import CASE_KEY
 from postprocess.inverse_scaling.compare import GROUP_KEY
@@ -55,7 +55,7 @@ from postprocess.inverse_scaling.credibility import (
     rests_on_weak_letter,
 )
 from postprocess.inverse_scaling.parameters import CI_LEVEL, NOISE_VARIANT, POWER, REORDERING_VARIANTS, RERUN_COVERAGE
-from postprocess.inverse_scaling.settlement import resolve, settled_by
+from postprocess.inverse_scaling.settlement import settled_by
 from postprocess.render.trend_tables import trend_html
 
 FOLDER = "explorer"
@@ -360,10 +360,13 @@ ANSWER_FIELDS = ("response", "prediction", "match", "rule", "extraction_tier", "
 EXTRA_ANSWER_FIELDS = ("abstain_reason", "judge", "judge_status", "judge_verdict")  # `extra`'s
 
 
-def _rule_words(rule: str | None, letter: str | None) -> str | None:
-    """The rule in plain words (extraction.describe); None for a rule these rules do not have (older logs,
-    another harness's reading), which the page then names as it is."""
-    return describe(rule, letter) if rule in RULES else None
+def _rule_words() -> Callable[[str | None, str | None], str | None]:
+    """(rule, letter) -> the rule in plain words (extraction.describe); None for a rule these rules do not have
+    (older logs, another harness's reading), which the page then names as it is. The rules' module is imported here,
+    when pages are written: a report without the explorer needs none of it."""
+    from lmms_eval_tasks.extraction import RULES, describe
+
+    return lambda rule, letter: describe(rule, letter) if rule in RULES else None
 
 
 def _plain(value: object) -> str | None:
@@ -388,6 +391,18 @@ def _values_at(column: pd.Series, positions: np.ndarray) -> np.ndarray:
     return values
 
 
+def _is_in(column: pd.Series, values: set) -> np.ndarray:
+    """column.isin(values) as a bool array; an Arrow-backed text column by Arrow's own is_in (pandas' isin of half a
+    million question ids took four times as long)."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        import pyarrow.compute as pc
+
+        chunked = pa.chunked_array(column.array.__arrow_array__())
+        found = pc.is_in(chunked, value_set=pa.array(sorted(values), type=chunked.type))
+        return found.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+    return column.isin(values).to_numpy(dtype=bool)
+
+
 def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
              with_options: bool = False) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
     """(per subtask, {model: {question_id: answer record}} of both models of every flip (the table's rows of the
@@ -402,7 +417,7 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
                       flips[["large", *GROUP_KEY, "question_id"]].rename(columns={"large": "model"})])
     keys = keys.drop_duplicates().astype(object).reset_index(drop=True)
     keep = ((table["variant"] == variant) & table["model"].isin(set(keys["model"]))
-            & table["question_id"].isin(set(keys["question_id"])))
+            & _is_in(table["question_id"], set(keys["question_id"])))
     # Columns first: .loc[rows, columns] takes the rows of every column (every response) before choosing columns.
     candidates = table[key_columns][keep].assign(_row=np.flatnonzero(keep.to_numpy()))
     # matched in the table's own (categorical) dtypes, which compares codes; the keys' text is kept for the pages
@@ -420,20 +435,29 @@ def _answers(table: pd.DataFrame, flips: pd.DataFrame, variant: str,
     settled = np.full(count, None, dtype=object)
     settled[found] = settled_by(pd.DataFrame({name: taken[name][found] for name in ("match", "extraction_tier",
                                                                                     "extra")})).astype(object)
-    columns.update({name: taken[name].tolist() for name in ANSWER_FIELDS})
-    columns["settled_by"] = settled.tolist()
-    columns.update({name: taken[name].tolist() for name in ("correct", "extra")})
+    # each column as the records hold it, a list at a time (not value by value inside the loop below)
+    columns.update({name: [_plain(value) for value in taken[name].tolist()] for name in ANSWER_FIELDS})
+    columns["settled_by"] = [_plain(value) for value in settled.tolist()]
+    columns["correct"] = [None if value is None or value is pd.NA else bool(value) for value in taken["correct"].tolist()]
+    columns["extra"] = taken["extra"].tolist()
     by_group: dict[tuple, dict[str, dict]] = {}
     logged: dict[tuple, dict] = {}
+    rule_words = _rule_words()
+    decoded: dict[str, dict] = {}  # each distinct `extra` text parsed once (one question's options across models)
     for model, benchmark, split, subtask, question, *fields, settled, correct, extra, hit in zip(*columns.values(),
                                                                                            found.tolist()):
         if with_options and not hit:  # another run that did not ask this question: nothing to show
             continue
-        parsed = json.loads(extra) if isinstance(extra, str) else {}
-        record = {name: _plain(value) for name, value in zip(ANSWER_FIELDS, fields)}
-        record["settled_by"] = _plain(settled)
-        record["rule_words"] = _rule_words(record["rule"], record["prediction"] or record["candidate"])
-        record["correct"] = None if correct is None or correct is pd.NA else bool(correct)
+        if isinstance(extra, str):
+            parsed = decoded.get(extra)
+            if parsed is None:
+                parsed = decoded[extra] = json.loads(extra)
+        else:
+            parsed = {}
+        record = dict(zip(ANSWER_FIELDS, fields))
+        record["settled_by"] = settled
+        record["rule_words"] = rule_words(record["rule"], record["prediction"] or record["candidate"])
+        record["correct"] = correct
         for name in EXTRA_ANSWER_FIELDS:
             record[name] = _plain(parsed.get(name))
         options = parsed.get("options")
@@ -568,30 +592,19 @@ def _fields_words(fields: dict[str, str]) -> str:
     return "; ".join(f"{name} {text}" for name, text in fields.items())
 
 
-def _run_coverage(table: pd.DataFrame, rows: pd.DataFrame, variant: str) -> dict[tuple, dict[str, tuple[int, int]]]:
-    """Per comparison (CASE_KEY), per control run the logs hold (CHECK_RUNS): (its questions both models answered
-    with a known gold in that run and in the analysed one, the analysed run's such questions), for the runs that
-    hold some. The counts a check row prints; the checks' own coverage rules are credibility.py's."""
-    held = set(table["variant"].unique())
-    present = [v for names in CHECK_RUNS.values() for v in names if v in held and v != variant]
-    if not present or rows.empty:
+def _run_coverage(analysis: Analysis, cases: pd.DataFrame) -> dict[tuple, dict[str, tuple[int, int]]]:
+    """Per case (CASE_KEY), per control run the logs hold (CHECK_RUNS): (its questions both models answered with a
+    known gold in that run and in the analysed one, the analysed run's such questions: the case's n), for the runs
+    that hold some. The counts a check row prints, as the analysis' controls counted them (controls.control_flips'
+    n, which credibility's checks read); the checks' own coverage rules are credibility.py's."""
+    variant = analysis.parameters.variant
+    runs = [v for names in CHECK_RUNS.values() for v in names if v in analysis.controls and v != variant]
+    if not runs or cases.empty:
         return {}
-    models = set(rows["small"]) | set(rows["large"])
-    subtasks = set(rows["subtask"])  # a first cut, before the groups are matched whole
-    scored = table[table["variant"].isin([variant, *present]) & table["correct"].notna() & table["model"].isin(models)
-                   & table["subtask"].isin(subtasks)]
-    answered: dict[tuple, set] = {
-        key: set(questions) for key, questions in
-        scored.groupby(["variant", "model", *GROUP_KEY], observed=True, sort=False)["question_id"]}
-    coverage = {}
-    for row in rows[CASE_KEY].itertuples(index=False, name=None):
-        family, benchmark, split, subtask, small, large = row
-        group = (benchmark, split, subtask)
-        shared = answered.get((variant, small, *group), set()) & answered.get((variant, large, *group), set())
-        both = {run: len(shared & answered.get((run, small, *group), set()) & answered.get((run, large, *group), set()))
-                for run in present}
-        coverage[row] = {run: (k, len(shared)) for run, k in both.items() if k}
-    return coverage
+    shared_in = {run: dict(zip(analysis.controls[run][CASE_KEY].itertuples(index=False, name=None),
+                               analysis.controls[run]["n"].tolist())) for run in runs}
+    return {key: {run: (shared_in[run][key], n) for run in runs if shared_in[run].get(key)}
+            for key, n in zip(cases[CASE_KEY].itertuples(index=False, name=None), cases["n"].tolist())}
 
 
 def _checks_html(row: dict, coverage: dict[str, tuple[int, int]], weak_flip_inv: int) -> str:
@@ -744,7 +757,18 @@ INDEX_COLUMNS = [("rank", "#"), ("family", "Family"), ("benchmark", "Dataset"), 
 
 def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[tuple, str, str]]:
     """Write explorer/ under out_dir; return (CASE_KEY values, label, link relative to out_dir) per case, in the
-    cases' order."""
+    cases' order. Python's cyclic garbage collector is paused meanwhile: the tens of thousands of answer records,
+    data payloads and pages hold no cycles, and its full collections over them cost a warm report 0.1-0.25 s."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _write_explorer(analysis, source, out_dir)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> list[tuple[tuple, str, str]]:
     folder = Path(out_dir) / FOLDER
     for part in ("pages", "data", "images", "thumbs"):
         (folder / part).mkdir(parents=True, exist_ok=True)
@@ -758,7 +782,7 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
         others = eligible.assign(is_case=False, verdict="")
         rows = pd.concat([cases, others], ignore_index=True)
     # The answers as the analysis scored them (its treatment of unsettled answers).
-    table = resolve(source.table, analysis.parameters.unsettled)
+    table = analysis.scored_table(source.table)
     if source.every_comparison:
         flips = pd.concat([flips, comparison_flips(table, others, analysis.parameters.variant)], ignore_index=True)
     notes = _write_data(flips, table, analysis.parameters.variant, source, folder) if len(flips) else {}
@@ -767,7 +791,7 @@ def write_explorer(analysis: Analysis, source: ExplorerInput, out_dir: Path) -> 
     listed: dict[tuple, list[list[str]]] = {}
     for *key, question, direction in flips[[*CASE_KEY, "question_id", "direction"]].itertuples(index=False):
         listed.setdefault(tuple(key), []).append([question, direction])
-    coverage = _run_coverage(table, cases, analysis.parameters.variant)
+    coverage = _run_coverage(analysis, cases)
     case_flips = analysis.flips
     weak = (case_flips[rests_on_weak_letter(case_flips).to_numpy() & (case_flips["direction"] == FLIP_INV).to_numpy()]
             .groupby(CASE_KEY, observed=True, sort=False).size()) if len(case_flips) else pd.Series(dtype=int)

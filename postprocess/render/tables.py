@@ -59,11 +59,13 @@ _LATEX_ESCAPES = {
 _LATEX_SYMBOLS = {"≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "Δ": r"$\Delta$", "→": r"$\rightarrow$"}
 
 
+_LATEX_REPLACED = {**_LATEX_ESCAPES, **_LATEX_SYMBOLS}  # single characters, none in another's replacement
+_LATEX_SPECIAL = re.compile("|".join(map(re.escape, _LATEX_REPLACED)))
+
+
 def latex_escape(text: str) -> str:
-    escaped = "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
-    for symbol, latex in _LATEX_SYMBOLS.items():
-        escaped = escaped.replace(symbol, latex)
-    return escaped
+    """Each special character replaced in one pass (most cells, numbers and names, have none)."""
+    return _LATEX_SPECIAL.sub(lambda found: _LATEX_REPLACED[found.group(0)], text)
 
 
 # Markdown: backslash-escape what could start markup: code, links, emphasis, strikethrough, table cells;
@@ -101,12 +103,26 @@ def _mask(mask: pd.DataFrame | None, frame: pd.DataFrame) -> list[list[bool]] | 
     return mask.reindex_like(frame).fillna(False).astype(bool).to_numpy().tolist()
 
 
+def _plain_cells(table: Table) -> tuple[list[list[str]], list[list[bool]] | None, list[list[bool]] | None]:
+    """(each cell's text, the bold and underline masks as lists), worked out once per table for its three formats
+    (Markdown, LaTeX, HTML) and kept on it while its frame and masks are the same objects."""
+    parts = (table.frame, table.bold, table.underline)
+    kept = table.__dict__.get("_plain")
+    if kept is not None and all(a is b for a, b in zip(kept[0], parts)):
+        return kept[1]
+    cells = ([[cell_text(value) for value in row] for row in table.frame.itertuples(index=False, name=None)],
+             _mask(table.bold, table.frame), _mask(table.underline, table.frame))
+    table.__dict__["_plain"] = (parts, cells)
+    return cells
+
+
 def rendered_cells(table: Table, fmt: str) -> tuple[list[str], list[list[str]]]:
     """(headers, rows) as strings with the format's escaping and emphasis applied. Plain lists: a report
     renders some 30 tables three times, and DataFrame.map per cell costs more than the analysis."""
     escape, bold, underline = _MARKUP[fmt]
-    rows = [[escape(cell_text(value)) for value in row] for row in table.frame.itertuples(index=False, name=None)]
-    for mask, template in ((_mask(table.bold, table.frame), bold), (_mask(table.underline, table.frame), underline)):
+    texts, bold_mask, underline_mask = _plain_cells(table)
+    rows = [[escape(text) for text in row] for row in texts]
+    for mask, template in ((bold_mask, bold), (underline_mask, underline)):
         if mask is not None:
             rows = [[template.format(cell) if marked and cell else cell for cell, marked in zip(row, marks)]
                     for row, marks in zip(rows, mask)]

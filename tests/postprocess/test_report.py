@@ -252,3 +252,72 @@ def test_figures_are_drawn_again_only_when_what_they_show_changes(tmp_path, monk
     stricter = run_analysis(constructed_table(with_controls=True), models_frame(), min_net=8)  # other cases
     with pytest.raises(AssertionError, match="drew a figure"):
         write_outputs(stricter, tmp_path / "stricter", quality=None, figure_cache=cache)
+
+
+def _files_of(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file() and path.name != ".report_files.json"}
+
+
+@pytest.mark.parametrize("explorer", ["cases", "none"])
+def test_a_rerun_with_nothing_changed_reuses_the_outputs_and_says_the_same(tmp_path, capsys, monkeypatch, explorer):
+    from postprocess.inverse_scaling import analysis as analysis_module
+
+    registry = write_constructed_logs(tmp_path)
+    arguments = ["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--extra-models",
+                 str(registry), "--cache-dir", str(tmp_path / "cache"), "--explorer", explorer]
+    assert main(arguments) == 0
+    said, first = capsys.readouterr(), _files_of(tmp_path / "out")
+    assert len(list((tmp_path / "cache").glob("report-*"))) == 1
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("computed the analysis again")
+
+    monkeypatch.setattr(analysis_module, "run_analysis", no_analysis)
+    assert main(arguments) == 0
+    assert capsys.readouterr() == said
+    assert _files_of(tmp_path / "out") == first  # the explorer's pages written again, the same
+    with pytest.raises(AssertionError, match="computed the analysis again"):  # another parameter: another key
+        main([*arguments, "--min-net", "8"])
+
+
+def test_an_entry_whose_files_changed_is_not_reused(tmp_path, capsys):
+    registry = write_constructed_logs(tmp_path)
+    arguments = ["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--extra-models",
+                 str(registry), "--cache-dir", str(tmp_path / "cache"), "--explorer", "none"]
+    assert main(arguments) == 0
+    first = _files_of(tmp_path / "out")
+    # the entry's files are hard links of the outputs: a file edited in the output folder edits the entry's too
+    with open(tmp_path / "out" / "cases.csv", "a", encoding="utf-8") as handle:
+        handle.write("edited\n")
+    assert main(arguments) == 0
+    assert _files_of(tmp_path / "out") == first  # computed again, not copied from the edited entry
+    entry = next((tmp_path / "cache").glob("report-*"))
+    (entry / "files" / "summary.json").unlink()
+    assert main(arguments) == 0
+    assert _files_of(tmp_path / "out") == first
+
+
+def test_a_changed_log_or_adjudication_is_a_new_key(tmp_path):
+    from postprocess.logs.adjudications import ADJUDICATIONS_MARKER
+    from postprocess.render import reuse
+
+    registry = write_constructed_logs(tmp_path)
+    arguments = ["report", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--extra-models",
+                 str(registry), "--cache-dir", str(tmp_path / "cache"), "--explorer", "none"]
+    assert main(arguments) == 0
+    samples = sorted((tmp_path / "logs").rglob("*_samples_*.jsonl"))[0]
+    lines = samples.read_text(encoding="utf-8").splitlines()
+    samples.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # one answer fewer
+    assert main(arguments) == 0
+    assert len(list((tmp_path / "cache").glob("report-*"))) == 2
+    adjudications = samples.with_name(samples.name.replace("_samples_", ADJUDICATIONS_MARKER))
+    key = reuse.report_key(argparse_namespace(arguments), "table", [adjudications])
+    adjudications.write_text("{}\n", encoding="utf-8")
+    assert reuse.report_key(argparse_namespace(arguments), "table", [adjudications]) != key
+
+
+def argparse_namespace(arguments: list[str]):
+    from postprocess.cli import build_parser
+
+    return build_parser().parse_args(arguments)

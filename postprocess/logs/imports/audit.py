@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from postprocess.logs.extra import extra_fields
+from postprocess.logs.extra import extra_fields, rows_with_field
 
 AUDIT_COLUMNS = ["model", "benchmark", "questions", "ours", "theirs", "difference_points", "questions_differ",
                  "source_file"]
@@ -30,16 +30,17 @@ def _harness_fields(extra: pd.Series) -> pd.DataFrame:
 def scoring_audit(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(AUDIT_COLUMNS per model, benchmark and file; DIFFERENCE_COLUMNS per question where our correctness and
     the harness's differ), over the rows that carry the harness's correctness."""
-    theirs = _harness_fields(table["extra"])
-    scored = theirs["their_correct"].notna()
+    # the rows that carry it, found before any row's fields are decoded (most tables have none: every run's logs)
+    scored = rows_with_field(table["extra"], "harness_correct")
     if not scored.any():
         return pd.DataFrame(columns=AUDIT_COLUMNS), pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    theirs = _harness_fields(table["extra"][scored])
     rows = table.loc[scored].astype({"model": str, "benchmark": str, "source_file": str})
     rows = rows.assign(our_correct=rows["correct"].fillna(False).astype(bool),
-                       their_correct=theirs.loc[scored, "their_correct"].astype(bool),
-                       their_prediction=theirs.loc[scored, "their_prediction"], our_prediction=rows["prediction"],
+                       their_correct=theirs["their_correct"].astype(bool),
+                       their_prediction=theirs["their_prediction"], our_prediction=rows["prediction"],
                        our_reading=np.where(rows["prediction"].isna(),
-                                            "unparsed: " + theirs.loc[scored, "abstain_reason"].fillna("").astype(str),
+                                            "unparsed: " + theirs["abstain_reason"].fillna("").astype(str),
                                             rows["rule"].astype(object).fillna("").astype(str)))
     rows["differ"] = rows["our_correct"] != rows["their_correct"]
     audit = rows.groupby(["model", "benchmark", "source_file"], sort=True).agg(
