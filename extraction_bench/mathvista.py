@@ -29,13 +29,13 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from lmms_eval_tasks.extraction import NUMBER, extract_choice, parse_number
+from lmms_eval_tasks.extraction.vocabulary import option_value
 from lmms_eval_tasks.question import LETTERS, NUMERIC, Question
 from lmms_eval_tasks.scoring import extract
 
@@ -101,16 +101,18 @@ def _label(record: object, kind: str, where: str) -> MathVistaLabel:
 
 def load_labels(path: Path, kind: str) -> list[MathVistaLabel]:
     """The labels of one sample file, in file order; every key once."""
-    return long_prose.unique_keys((_label(record, kind, where), where) for where, record in real.label_records(path))
+    return _unique_labels([path], kind)
 
 
 def load_sample(name: str, folder: Path = LABELS_FOLDER) -> list[MathVistaLabel]:
     """The labels of a sample (SAMPLES: its chunk files in order), or of one label file named without its suffix; a key
     appears once in all of them."""
-    chunks = SAMPLES.get(name, (name,))
-    kind = sample_kind(name)
-    return long_prose.unique_keys((_label(record, kind, where), where) for chunk in chunks
-                                  for where, record in real.label_records(folder / f"{chunk}.jsonl"))
+    return _unique_labels([folder / f"{chunk}.jsonl" for chunk in SAMPLES.get(name, (name,))], sample_kind(name))
+
+
+def _unique_labels(paths: list[Path], kind: str) -> list[MathVistaLabel]:
+    return long_prose.unique_keys((_label(record, kind, where), where) for path in paths
+                                  for where, record in real.label_records(path))
 
 
 def load_records(runs: set[str], data: Path = DATA_FOLDER) -> dict[str, dict]:
@@ -186,7 +188,7 @@ def choices_kind(choices: list[str]) -> str:
     (every choice a number, a unit or a degree sign allowed: "45°", "5 cm") or text."""
     if sorted(choice.strip().lower() for choice in choices) == ["no", "yes"]:
         return "choice_yes_no"
-    if all(re.fullmatch(r"\s*[-+]?\d+(?:\.\d+)?\s*(?:°|%|[a-zA-Z]{1,3}\d?)?\s*", choice) for choice in choices):
+    if all(option_value(choice) is not None for choice in choices):
         return "choice_values"
     return "choice_text"
 

@@ -19,12 +19,12 @@ from .vocabulary import (
     LABELLED,
     LINE,
     NUMBER,
-    OPTION_VALUE,
     ROMAN_NUMERALS,
     UNFINISHED,
     _discriminating_words,
     _named_letters,
     _words,
+    option_value,
     parse_number,
 )
 
@@ -53,6 +53,9 @@ class _Reader(Locating, Guards, OptionReading):
         # option's letter contradicts it ("(A) Container A" where (A) is "Option B in the image")
         self.option_labels = {letter: _named_letters(option) for letter, option in zip(letters, options)}
         self.option_numbers = {letter: set(NUMBER.findall(option)) for letter, option in zip(letters, options)}
+        # where every option is a value ("26.0", "45°"), each one's: a stated number can name an option by its value
+        values = {letter: option_value(option) for letter, option in zip(letters, options)}
+        self.option_values = values if None not in values.values() else {}
         # letters the options' texts give to other options ("(C) Option A in the image", "(A) Point C"): a letter
         # written alone may then mean either, and what the response says around it decides
         self.label_holders = {named: {o for o, labels in self.option_labels.items() if named in labels and o != named}
@@ -85,15 +88,15 @@ def _by_content(response: str, options: list[str], letters: list[str]) -> Extrac
         if said.found and said.rule == "first_word":
             return Extraction(letters[lowered.index(said.prediction.lower())], "option_text", "yes_no_option")
         return None
-    values = [OPTION_VALUE.fullmatch(option) for option in options]
+    values = [option_value(option) for option in options]
     text = prepare(response)
-    if not all(values) or BRACKETED_LETTER.search(text):  # a response that names letters is read by its letters
+    if None in values or BRACKETED_LETTER.search(text):  # a response that names letters is read by its letters
         return None
     number = extract_number(response)
     read = parse_number(number.prediction) if number.found else None
     if read is None or sum(parse_number(n) == read for n in NUMBER.findall(text)) > 1:  # "Country 4 ... $4": which?
         return None
-    matching = [letter for letter, value in zip(letters, values) if float(value.group(1)) == read]
+    matching = [letter for letter, value in zip(letters, values) if value == read]
     return Extraction(matching[0], "option_text", "value_option") if len(matching) == 1 else None
 
 
@@ -120,13 +123,6 @@ def _read(text: str, shown: list[str], letters: list[str]) -> Extraction:
     be:\n(C) subtropical monsoon climate.")."""
     reader = _Reader(text, shown, letters)
     commitments = reader.statements() + reader.line_commitments()
-    if commitments:  # letters that are no option, read by a rule that is no answer statement, name things: "P, Q, and R
-        final = max(commitments, key=lambda c: (c.start, c.priority))  # lie on the same line", "choose M and N so that"
-        commitments = [c for c in commitments if c is final or c.rule in ANSWER_STATEMENT_RULES
-                       or not c.reading.letters or set(c.reading.letters) & reader.valid]
-        # a letter given a value where no option holds one ("the correct answer is (A) 40°" before "[Answer]\n(B) False"
-        # of True / False / Not sure) answers a question of the image's, not the prompt's options
-        commitments = [c for c in commitments if c is final or not reader.foreign_value(c)]
     cut = len(text.split()) >= 6 and bool(UNFINISHED.search(text))
     if not commitments:
         read = _committed(reader.without_commitment(), cut)
@@ -135,10 +131,17 @@ def _read(text: str, shown: list[str], letters: list[str]) -> Extraction:
             if concluded.found or concluded.reason == "inconclusive":
                 return concluded
         return read
+    final = max(commitments, key=lambda c: (c.start, c.priority))
+    # Earlier readings that choose nothing do not contradict the final one: letters that are no option, read by a rule
+    # that is no answer statement ("P, Q, and R lie on the same line", "choose M and N so that"), and a letter given a
+    # value where no option holds one ("the correct answer is (A) 40°" before "[Answer]\n(B) False" of True / False /
+    # Not sure: a question of the image's, not the prompt's options).
+    commitments = [c for c in commitments if c is final or (
+        (c.rule in ANSWER_STATEMENT_RULES or not c.reading.letters or set(c.reading.letters) & reader.valid)
+        and not reader.foreign_value(c))]
     settled = _settle(text, commitments, lambda reading: "option_text" if reading.by_text else "letter")
     if settled.found and settled.rule in ("first_line", "leading") and reader.final_sentence_names() not in (None, settled.prediction):
         return abstain(settled.rule, "self_contradiction")  # "(B)\n\n... The phenotype is constricted pods." (A's text)
-    final = max(commitments, key=lambda c: (c.start, c.priority))
     final_start = final.start
     if settled.found and not final.reading.by_text and reader.result_before(settled.prediction, final_start) is not None:
         return abstain(settled.rule, "self_contradiction")  # "... the degree of angle C is 40°. So the answer is (A)."

@@ -26,7 +26,6 @@ from .vocabulary import (
     NONE_LIKE,
     NULL_ANSWER,
     NUMBER,
-    OPTION_VALUE,
     PREDICATE,
     SENTENCE_CLOSED,
     SENTENCE_END,
@@ -128,10 +127,7 @@ class Guards:
         """Whether the letter is another option's image letter ("option A in the image" is (C)) and a value follows it
         ("(A) 2100", "The correct answer is (B) 336."): the value of the image's option (A), or the prompt's (A)? Readers
         label the written letter 27 times of 29 on the fitted samples; the judge, who sees the image, reads it."""
-        if not self.label_holders.get(token.letter):
-            return False
-        after, clause_end = self.after_token(token, end)
-        return bool(NUMBER.match(self.text, after, clause_end))
+        return bool(self.label_holders.get(token.letter)) and self.value_follows(token, end)
 
     def written_with_other_text(self, letter: str) -> bool:
         """Whether the response writes the letter anywhere with another option's whole text after it, and never with its
@@ -149,8 +145,8 @@ class Guards:
         reading = commitment.reading
         if reading.kind != "one" or reading.by_text or any(self.option_numbers.values()):
             return False
-        token = next((t for t in self.tokens(commitment.start, self.line_end(commitment.start) + 1) if t.letter == reading.letters[0]), None)
-        return token is not None and bool(NUMBER.match(self.text, *self.after_token(token, len(self.text))))
+        token = self.first_token(reading.letters[0], commitment.start, self.line_end(commitment.start) + 1)
+        return token is not None and self.value_follows(token, len(self.text))
 
     def image_lettering_unresolved(self, letter: str, start: int, stated: bool) -> bool:
         """Whether a letter of options that give the image's letters in another order is left to the judge
@@ -170,8 +166,7 @@ class Guards:
         """Whether the response gives two or more letters a value each ("(A) 295", "(D) 0"), values that are not those
         options' texts: a list of its own, the image's."""
         valued = {t.letter for t in self.tokens(0, len(self.text))
-                  if self._own_text_end(t, self.line_end(t.end)) is None
-                  and NUMBER.match(self.text, *self.after_token(t, len(self.text)))}
+                  if self._own_text_end(t, self.line_end(t.end)) is None and self.value_follows(t, len(self.text))}
         return len(valued) >= 2
 
     def image_label_before(self, letter: str, start: int) -> bool:
@@ -326,7 +321,7 @@ class Guards:
         """Whether the letter stated at `start` is written with its option's whole text ("(D) -2.37 x 10^12 $, 0.87 x
         10^12 $, ..."): a working that says as much of another option as of it (the same values in another order) does
         not point away from it."""
-        token = next((t for t in self.tokens(start, len(self.text)) if t.letter == letter), None)
+        token = self.first_token(letter, start, len(self.text))
         return token is not None and self._own_text_end(token, self.line_end(token.end)) is not None
 
     def support(self, letter: str) -> tuple[int, int]:
@@ -421,15 +416,14 @@ class Guards:
         """Where every option is a value, the other option whose value a concluding sentence ("Therefore, there are 3
         countries that ...", "So the total is 12 apples.") states as its one result, where the letter's own value is not
         stated there."""
-        values = {o: OPTION_VALUE.fullmatch(text) for o, text in self.options.items()}
         sentence = self.text[start:end]
-        if not all(values.values()) or not CONCLUDING.match(sentence):
+        if not self.option_values or not CONCLUDING.match(sentence):
             return None
         stated = {parse_number(m.group(1)) for m in COUNTED.finditer(sentence)}
         if len(stated) != 1:
             return None
         result = stated.pop()
-        matching = [o for o, v in values.items() if float(v.group(1)) == result]
+        matching = [o for o, value in self.option_values.items() if value == result]
         if any(own == letter for own, _, _ in self.option_occurrences(start, len(self.text))):
             return None  # "... the radius is 8 inches. The correct option letter is (A) 7.5.": its own value stated too
         return matching[0] if len(matching) == 1 and matching[0] != letter else None
@@ -438,7 +432,7 @@ class Guards:
         """The one other option whose values the letter's line (from the letter stated at or after start) gives
         nearly, each within 10%, where it does not give the letter's own so, and every option and that line give as many
         values: "(A) -0.1, -1.35, 0.946" where (A) is -0.10, -0.51, 0.91 and (B) -0.10, -1.32, 0.91."""
-        token = next((t for t in self.tokens(start, len(self.text)) if t.letter == letter), None)
+        token = self.first_token(letter, start, len(self.text))
         if token is None:
             return None
         stated = [parse_number(n) for n in NUMBER.findall(self.text, token.end, self.line_end(token.end))]

@@ -34,7 +34,6 @@ from .vocabulary import (
     NOT_APPLICABLE,
     NULL_ANSWER,
     NUMBER,
-    OPTION_VALUE,
     OR_WORD,
     PLURAL_RATED,
     PLURAL_VERB,
@@ -96,6 +95,14 @@ class OptionReading:
         if m is None and (pos == 0 or self.text[pos - 1] == "\n") and (lower := LOWER_LEAD.match(self.text, pos, end)):
             return Token(lower.group(1).upper(), pos, pos + 1 + (lower.group(2) == ")"), "closed")  # "b. Paris", "b) Paris"
         return self._token(m, stated) if m else None
+
+    def first_token(self, letter: str, start: int, end: int) -> Token | None:
+        """The first token of the letter in a span."""
+        return next((token for token in self.tokens(start, end) if token.letter == letter), None)
+
+    def value_follows(self, token: Token, end: int) -> bool:
+        """Whether a number opens the clause after the token ("(A) 2100", "(B) 40°")."""
+        return bool(NUMBER.match(self.text, *self.after_token(token, end)))
 
     def tokens(self, start: int, end: int) -> list[Token]:
         """The letters in a span that may be option letters: not labels, not inside a bracketed list."""
@@ -320,12 +327,11 @@ class OptionReading:
     def _option_value_at(self, pos: int, end: int) -> tuple[str, int] | None:
         """Where every option is a value ("26.0", "45°"), the one option whose value a number stated at pos equals, the
         number ending its sentence ("26 cm.", "26"), and where that number ends."""
-        values = [OPTION_VALUE.fullmatch(option) for option in self.options.values()]
         number = NUMBER.match(self.text, pos, end)
-        if not values or not all(values) or number is None or not VALUE_END.match(self.text, number.end(), end):
+        if not self.option_values or number is None or not VALUE_END.match(self.text, number.end(), end):
             return None
         read = parse_number(number.group())
-        same = [letter for letter, value in zip(self.options, values) if read is not None and float(value.group(1)) == read]
+        same = [letter for letter, value in self.option_values.items() if read is not None and value == read]
         return (same[0], number.end()) if len(same) == 1 else None
 
     def _checked(self, letter: str) -> Reading:

@@ -240,6 +240,12 @@ FOLLOWING_BLOCK = re.compile(r"\s*\n((?:[^\n]*\S[^\n]*(?:\n|$))+)")
 LINE = re.compile(r"[^\n]*\S[^\n]*")
 VALUE_END = re.compile(r"[ \t]*(?:°|%|[a-zA-Z]{1,3}\d?\b)?[ \t]*(?:[.!]|\n|$|⟧)")  # "26 cm.", "26", "26⟧"
 OPTION_VALUE = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*(?:°|%|[a-zA-Z]{1,3}\d?)?\s*")  # an option that is a value: "45°", "5 cm"
+
+
+def option_value(option: str) -> float | None:
+    """The value of an option that is one ("45°", "5 cm", "26.0"), else None."""
+    value = OPTION_VALUE.fullmatch(option)
+    return float(value.group(1)) if value else None
 ANSWER_LINE_START = re.compile(r"(?i)[ \t]*(?:final\s+)?(?:answer\b|答案)")
 HEDGE_AFTER_LETTER = re.compile(
     r"(?i)\b(?:or|either|also\s+(?:possible|plausible|correct|likely|valid|right)|could\s+also|might\s+also|alternatively|"

@@ -121,31 +121,22 @@ def unsettled_counts(table: pd.DataFrame, variant: str) -> pd.DataFrame:
     rows = table.loc[(table["variant"] == variant) & known, needed] if len(table) else table
     # resolve's states when the table has them (the analysis' table): `extra` is not parsed again
     states = rows["unsettled"].to_numpy() if "unsettled" in rows.columns else unsettled_states(rows)
-    if len(rows):
-        return _counts_by_model_benchmark(rows, states)
-    frame = pd.DataFrame({"model": rows["model"].to_numpy(dtype=object),
-                          "benchmark": rows["benchmark"].to_numpy(dtype=object),
-                          "answers": 1, "unsettled": states != SETTLED,
-                          "with_candidate": (states != SETTLED) & (rows["candidate"].notna().to_numpy()
-                                                                   if "candidate" in rows.columns else False),
-                          "candidate_is_gold": states == UNSETTLED_CANDIDATE_RIGHT})
-    counts = frame.groupby(["model", "benchmark"], sort=False).sum().reset_index()
-    counts["unsettled_percent"] = 100.0 * counts["unsettled"] / counts["answers"].clip(lower=1)
-    return counts
+    return _counts_by_model_benchmark(rows, states)
 
 
 def _counts_by_model_benchmark(rows: pd.DataFrame, states: np.ndarray) -> pd.DataFrame:
-    """unsettled_counts' frame for rows (at least one): the model x benchmark pairs in the order they first appear,
-    counted on the columns' codes (a grouping of half a million rows as Python strings took a tenth of a second)."""
+    """unsettled_counts' frame for rows: the model x benchmark pairs in the order they first appear, counted on the
+    columns' codes (a grouping of half a million rows as Python strings took a tenth of a second)."""
     model_codes, models = pd.factorize(rows["model"], sort=False)
     benchmark_codes, benchmarks = pd.factorize(rows["benchmark"], sort=False)
-    pair_codes, pairs = pd.factorize(model_codes.astype(np.int64) * len(benchmarks) + benchmark_codes, sort=False)
+    width = max(len(benchmarks), 1)  # no rows: no benchmark, and no pair
+    pair_codes, pairs = pd.factorize(model_codes.astype(np.int64) * width + benchmark_codes, sort=False)
     unsettled = states != SETTLED
     candidate = rows["candidate"].notna().to_numpy() if "candidate" in rows.columns else False
     tallies = {"answers": None, "unsettled": unsettled, "with_candidate": unsettled & candidate,
                "candidate_is_gold": states == UNSETTLED_CANDIDATE_RIGHT}
-    counts = pd.DataFrame({"model": np.asarray(models, dtype=object)[pairs // len(benchmarks)],
-                           "benchmark": np.asarray(benchmarks, dtype=object)[pairs % len(benchmarks)]})
+    counts = pd.DataFrame({"model": np.asarray(models, dtype=object)[pairs // width],
+                           "benchmark": np.asarray(benchmarks, dtype=object)[pairs % width]})
     for name, mask in tallies.items():
         counts[name] = np.bincount(pair_codes, weights=mask, minlength=len(pairs)).astype(np.int64)
     counts["unsettled_percent"] = 100.0 * counts["unsettled"] / counts["answers"].clip(lower=1)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
-import xxhash
+from postprocess.logs.cache import content_hash
 
 VERSION = "report-reuse-1"
 REUSE_KEPT = 4
@@ -41,15 +41,6 @@ NAMED_INPUTS = ("reeval", "taxonomy", "human", "human_annotations", "annotator_p
 PACKAGES = ("postprocess", "lmms_eval_tasks", "model_configs", "invscale")
 LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "matplotlib", "statsmodels")
 ANALYSIS_FILE = "analysis.pickle"
-_CHUNK = 1 << 22
-
-
-def _file_hash(path: Path) -> str:
-    digest = xxhash.xxh3_128()
-    with open(path, "rb") as handle:
-        while block := handle.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _files_under(path: Path) -> list[Path]:
@@ -101,7 +92,7 @@ def report_key(args, fingerprint: str | None, adjudication_files: list[Path]) ->
     digest.update(json.dumps(options, default=str, sort_keys=True).encode())
     for path in [*_named_paths(args), *([] if getattr(args, "no_judge", False) else adjudication_files)]:
         for found in _files_under(path):
-            digest.update(f"\0{found.resolve()}\0{_file_hash(found)}".encode("utf-8", "surrogateescape"))
+            digest.update(f"\0{found.resolve()}\0{content_hash(found)}".encode("utf-8", "surrogateescape"))
     digest.update(_code_digest().encode())
     digest.update(_versions().encode())
     return digest.hexdigest()
@@ -139,7 +130,7 @@ class Reuse:
                 return None
             for name, (size, digest) in meta["files"].items():
                 path = self.entry / "files" / name
-                if path.stat().st_size != size or _file_hash(path) != digest:
+                if path.stat().st_size != size or content_hash(path) != digest:
                     return None
             analysis = None
             if with_analysis:
@@ -168,7 +159,7 @@ class Reuse:
                 target = work / "files" / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 _link_or_copy(staging / name, target)
-                recorded[name] = [target.stat().st_size, _file_hash(target)]
+                recorded[name] = [target.stat().st_size, content_hash(target)]
             with open(work / ANALYSIS_FILE, "wb") as handle:
                 pickle.dump(replace(analysis, source=None, scored=None), handle, protocol=pickle.HIGHEST_PROTOCOL)
             meta = {"key": self.key, "files": recorded, "console": console}
