@@ -4,7 +4,9 @@ a baseline, not the truth).
 
 The repository holds keys and labels only, one item a line in tests/lmms_eval_tasks/extraction_real/mathvista/
 <sample>.jsonl (that folder's README says how each sample was drawn):
-  key       "mathvista:<run>/<pid>", the response of run <run> (../shared/data/mathvista/<run>.jsonl.gz) to <pid>
+  key       "mathvista:<run>/<pid>", the response of run <run> (../shared/data/mathvista/<run>.jsonl.gz) to <pid>, or
+            "vlmevalkit:<model>/MathVista_MINI/<index>", a row of a VLMEvalKit prediction file on MathVista testmini
+            (../shared/data/vlmevalkit, extraction_bench.long_prose.vlmevalkit_items; its index is MathVista's pid)
   expected  free form (LABELLING_NUMERIC.md): the number the response commits to as it states it ("14", "-0.5",
             "3/4", a ratio "3:2"), a JSON list of numbers ("[2, 3]"), or the phrase of an answer that is no number
             ("does not exist": committed, and no number read is right for it); multiple choice (LABELLING.md): the letter of the listed
@@ -21,7 +23,9 @@ prediction is right when it is the labelled number (the same value: "17.6" is "1
 same values in order) or the labelled letter. The authors' extraction is read the same way: a free-form one that is
 a number (a list of numbers), and a multiple-choice one that is a choice's letter or exactly a choice's text; any
 other (their "N/A", a sentence) gives no answer. Their `prediction` field maps every multiple-choice extraction to the
-most similar choice, so it always names one: it is not what their extraction read, and is not used here.
+most similar choice, so it always names one: it is not what their extraction read, and is not used here. A
+VLMEvalKit row's baseline is VLMEvalKit's own GPT-4o-mini extraction (`res` in its scoring file beside the
+predictions), read the same way; the `gpt4` columns hold whichever GPT extraction the run was saved with.
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ SAMPLE_KINDS = {"numeric": FREE_FORM, "mc": MULTIPLE_CHOICE}  # by the sample na
 # (readings/), are scored once with frozen rules.
 SAMPLES = {"numeric_dev_1": ("numeric_dev_1",), "mc_dev_1": ("mc_dev_1",), "numeric_heldout_1": ("numeric_heldout_1",),
            "mc_heldout_1": ("mc_heldout_1",), "numeric_heldout2": tuple(f"numeric_heldout2_{k}" for k in range(1, 4)),
-           "mc_heldout2": ("mc_heldout2_1", "mc_heldout2_2")}
+           "mc_heldout2": ("mc_heldout2_1", "mc_heldout2_2"),
+           "numeric_heldout3": ("numeric_heldout3_1", "numeric_heldout3_2"), "mc_heldout3": ("mc_heldout3_1",)}
 FITTED = ("numeric_dev_1", "mc_dev_1", "numeric_heldout_1", "mc_heldout_1")
-HELD_OUT = ("numeric_heldout2", "mc_heldout2")
+RETIRED = ("numeric_heldout2", "mc_heldout2")  # scored once (48e77bf), read since; in no admission count
+HELD_OUT = ("numeric_heldout3", "mc_heldout3")
 FIELDS = ("key", "expected", "reason", "note")
 NUMERIC_TYPES = ("integer", "float", "list")
 
@@ -81,15 +87,19 @@ class MathVistaLabel:
 
     @property
     def model(self) -> str:
-        """The model that wrote it: the run without its prompt suffixes ("gpt4_2shot_solution" is gpt4)."""
-        return self.run.split("_2shot")[0]
+        """The model that wrote it: the run without its prompt suffixes ("gpt4_2shot_solution" is gpt4); a VLMEvalKit
+        row's model folder."""
+        return self.run.split("/")[0].split("_2shot")[0]
 
 
 def _label(record: object, kind: str, where: str) -> MathVistaLabel:
     record = real.require_fields(record, where, FIELDS)
     key = record["key"]
-    if not isinstance(key, str) or not key.startswith(f"{long_prose.MATHVISTA}:") or "/" not in key:
-        raise real.LabelError(f"{where}: field 'key' {key!r} is not 'mathvista:<run>/<pid>'")
+    source, _, rest = key.partition(":") if isinstance(key, str) else ("", "", "")
+    if not (source == long_prose.MATHVISTA and "/" in rest
+            or source == long_prose.VLMEVALKIT and rest.count("/") == 2 and rest.split("/")[1] == long_prose.MATHVISTA_DATASET):
+        raise real.LabelError(f"{where}: field 'key' {key!r} is not 'mathvista:<run>/<pid>' or "
+                              f"'vlmevalkit:<model>/{long_prose.MATHVISTA_DATASET}/<index>'")
     real.check_verdict(record, where)
     expected = record["expected"]
     if kind == MULTIPLE_CHOICE:
@@ -115,10 +125,13 @@ def _unique_labels(paths: list[Path], kind: str) -> list[MathVistaLabel]:
                                   for where, record in real.label_records(path))
 
 
-def load_records(runs: set[str], data: Path = DATA_FOLDER) -> dict[str, dict]:
-    """key -> the run's record (question, choices, answer_type, precision, response, the authors' extraction)."""
+def load_records(runs: set[str], data: Path = DATA_FOLDER, vlmevalkit: Path = long_prose.VLMEVALKIT_FOLDER) -> dict[str, dict]:
+    """key -> the run's record (question, choices, answer_type, precision, response, the authors' extraction); a
+    VLMEvalKit run ("<model>/MathVista_MINI") from its prediction file, with VLMEvalKit's extraction."""
     found = {}
-    for run in sorted(runs):
+    if any("/" in run for run in runs):
+        found.update(vlmevalkit_records(vlmevalkit, data))
+    for run in sorted(run for run in runs if "/" not in run):
         path = data / f"{run}.jsonl.gz"
         if not path.exists():
             raise real.LabelError(f"{path}: no such data file (named by a label's field 'key')")
@@ -126,6 +139,32 @@ def load_records(runs: set[str], data: Path = DATA_FOLDER) -> dict[str, dict]:
             for line in handle:
                 record = json.loads(line)
                 found[long_prose.item_key(long_prose.MATHVISTA, run, str(record["pid"]))] = record
+    return found
+
+
+def vlmevalkit_records(vlmevalkit: Path = long_prose.VLMEVALKIT_FOLDER, data: Path = DATA_FOLDER) -> dict[str, dict]:
+    """key -> a MathVista-shaped record of every MathVista_MINI row of the VLMEvalKit files under `vlmevalkit`:
+    the response, choices, answer_type and precision (long_prose.vlmevalkit_items) and, as `extraction`, VLMEvalKit's
+    GPT-4o-mini reading from the scoring file beside the predictions (None where there is none)."""
+    from postprocess.logs.imports.vlmevalkit import harness_reading, is_scoring_file, split_vlmevalkit_name
+
+    readings: dict[str, dict] = {}
+    for path in sorted(vlmevalkit.rglob(f"*_{long_prose.MATHVISTA_DATASET}_*.xlsx")):
+        frame = pd.read_excel(path)
+        if is_scoring_file(frame):
+            model = split_vlmevalkit_name(path.with_name(path.name.split(f"_{long_prose.MATHVISTA_DATASET}_")[0]
+                                                         + f"_{long_prose.MATHVISTA_DATASET}.xlsx"))[0]
+            reading = harness_reading(frame, long_prose.MATHVISTA_DATASET)["harness_prediction"]
+            readings[model] = reading.to_dict()
+    found = {}
+    for item in long_prose.vlmevalkit_items(vlmevalkit, data):
+        if item.dataset != long_prose.MATHVISTA_DATASET:
+            continue
+        found[item.key] = {"pid": item.id, "question": item.question, "response": item.response,
+                           "choices": list(item.options) or None,
+                           "question_type": "multi_choice" if item.options else "free_form",
+                           "answer_type": item.answer_type, "precision": item.precision, "unit": item.unit,
+                           "extraction": readings.get(item.model, {}).get(item.id)}
     return found
 
 
@@ -214,7 +253,8 @@ def read_sample(labels: list[MathVistaLabel], kind: str, data: Path = DATA_FOLDE
     rows = []
     for label in labels:
         if label.key not in records:
-            raise real.LabelError(f"{data / label.run}.jsonl.gz: no pid {label.pid!r} (named by label {label.key!r})")
+            raise real.LabelError(f"{label.key}: no such response in {data} or {long_prose.VLMEVALKIT_FOLDER} "
+                                  f"(run {label.run!r}, pid {label.pid!r})")
         record = records[label.key]
         choices = [str(c) for c in record.get("choices") or []]
         response = str(record["response"] or "")

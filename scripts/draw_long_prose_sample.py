@@ -2,7 +2,7 @@
 one JSON object a line, in --chunks files under --out, none of its items in an earlier sample.
 
     python scripts/draw_long_prose_sample.py --kind long_mc --per-file 100 --share 0.45 --seed 20261231 \
-        --chunks 3 --out /tmp/labelling/long_heldout [--exclude /tmp/labelling/long_dev]
+        --chunks 3 --out /tmp/labelling/long_heldout [--exclude /tmp/labelling/long_dev] [--vlmevalkit]
 
 --exclude names folders (or files) of earlier draws whose keys must not be drawn again; the keys of the label files
 in tests/lmms_eval_tasks/extraction_real and its long_prose/ and mathvista/ folders are always excluded. The
@@ -43,11 +43,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chunks", type=int, default=1, help="how many input files to split the draw into")
     parser.add_argument("--out", type=Path, required=True, help="folder for input_<k>.jsonl")
     parser.add_argument("--exclude", type=Path, nargs="*", default=[], help="earlier draws (folders or files)")
+    parser.add_argument("--vlmevalkit", type=Path, nargs="?", const=long_prose.VLMEVALKIT_FOLDER, default=None,
+                        help="draw from the VLMEvalKit prediction files under this folder too (default folder: "
+                             "../shared/data/vlmevalkit); draws before the third held-out round did not")
     args = parser.parse_args(argv)
     exclude = set().union(*(_keys_in(real.LABELS_FOLDER / sub) for sub in ("", "long_prose", "mathvista")))
     for path in args.exclude:
         exclude |= _keys_in(path)
-    drawn = long_prose.draw(args.kind, args.per_file, args.share, args.seed, exclude)
+    drawn = long_prose.draw(args.kind, args.per_file, args.share, args.seed, exclude, vlmevalkit=args.vlmevalkit)
     args.out.mkdir(parents=True, exist_ok=True)
     size = -(-len(drawn) // args.chunks)
     for k in range(args.chunks):

@@ -43,6 +43,11 @@ def _labelled(mathvista_sample: str) -> bool:
     return all((mathvista.LABELS_FOLDER / f"{chunk}.jsonl").exists() for chunk in chunks)
 
 
+def _status(name: str, module) -> str:
+    """fitted, retired (scored once, read since, in no admission count) or held out."""
+    return "fitted" if name in module.FITTED else "retired" if name in getattr(module, "RETIRED", ()) else "held out"
+
+
 def _existing_samples() -> list[str]:
     long = [name for name in long_prose.SAMPLES if all(path.exists() for path in long_prose.sample_paths(name))]
     return [*real.SAMPLES, *long]
@@ -71,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"## {name}: skipped, no M3CoT data at {args.data} or MathVista data at {args.mathvista_data}\n")
                 continue
             read = long_prose.read_sample(long_prose.load_sample(name), args.data, args.mathvista_data)
-            print(long_prose.scorecard(read, f"{name} ({'fitted' if name in long_prose.FITTED else 'held out'})"))
+            print(long_prose.scorecard(read, f"{name} ({_status(name, long_prose)})"))
         else:
             if not (real.LABELS_FOLDER / f"{name}.jsonl").exists():
                 sys.exit(f"{real.LABELS_FOLDER / name}.jsonl: no such sample (samples: "
@@ -91,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"## {name}: skipped, no MathVista data at {args.mathvista_data}\n")
             continue
         read = mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name), args.mathvista_data)
-        print(mathvista.scorecard(read, f"MathVista {name} ({'fitted' if name in mathvista.FITTED else 'held out'})"))
+        print(mathvista.scorecard(read, f"MathVista {name} ({_status(name, mathvista)})"))
         if args.misses:
             print(_misses(read, MISS_COLUMNS["mathvista"]))
         print()

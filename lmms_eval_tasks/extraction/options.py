@@ -138,11 +138,12 @@ class OptionReading:
     # ------------------------------------------------------------ option texts
 
     def option_at(self, pos: int, end: int, only: str | None = None) -> tuple[str, int] | None:
-        """The option whose text the text at pos begins with (the longest), and where that text ends."""
+        """The option whose text the text at pos begins with (the longest), and where that text ends; None when two
+        options read the same there ("18" where (C) and (D) are both 18: no one option is named)."""
         i = bisect.bisect_left(self.word_starts, pos)
         if i < len(self.words) and self.text[pos : self.words[i][1]].strip(" \t\"'(:-–—"):
             return None  # something other than punctuation comes first
-        best = None
+        best, tied = None, False
         for letter, option in self.option_words.items():
             if only is not None and letter != only:
                 continue
@@ -152,8 +153,10 @@ class OptionReading:
                     matched = len(span) == len(words) and [w for w, _, _ in span] == list(words) and span[-1][2] <= end \
                         and self.same_case(letter, span)
                     if matched and (best is None or span[-1][2] > best[1]):
-                        best = (letter, span[-1][2])
-        return best
+                        best, tied = (letter, span[-1][2]), False
+                    elif matched and span[-1][2] == best[1] and letter != best[0]:
+                        tied = True
+        return None if best is not None and tied else best
 
     def same_case(self, letter: str, span: list[tuple[str, int, int]]) -> bool:
         """Whether the words of a span that match the option's text case-blind match it as written, where case is all

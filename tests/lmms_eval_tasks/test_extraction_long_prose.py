@@ -4,6 +4,7 @@ figures (tests/lmms_eval_tasks/extraction_real/long_prose, text from ../shared/d
 
 import json
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -147,6 +148,31 @@ def test_an_option_named_under_a_condition_is_no_answer():
     assert read.prediction is None
 
 
+def test_a_text_two_options_share_names_neither():
+    options = ["9", "12", "18", "18"]  # MathVista's own duplicate choices (bard's answer to pid 781)
+    for response in ("Now, we have that $CD=2CK+KD=2(8)+16=\\boxed{18}$.", "The answer is 18."):
+        assert extract_choice(response, options).prediction is None
+    assert extract_choice("The answer is (C) 18.", options).prediction == "C"
+    assert extract_choice("The answer is 12.", options).prediction == "B"
+
+
+def test_vlmevalkit_prediction_files_are_a_source_of_items(tmp_path):
+    run = tmp_path / "Gemma3-12B" / "T20250909_Gd7cda0c6"
+    run.mkdir(parents=True)
+    pd.DataFrame({"index": [1, 2], "question": ["q1", "q2"], "A": ["flu", "cold"], "B": ["measles", "mumps"],
+                  "answer": ["A", "B"], "specialty": ["x", "y"],
+                  "prediction": ["It is **A. flu**.", "Probably mumps."]}).to_excel(run / "Gemma3-12B_AfrimedQA.xlsx", index=False)
+    pd.DataFrame({"index": [1, 2], "hit": [1, 0]}).to_excel(run / "Gemma3-12B_AfrimedQA_openai_result.xlsx", index=False)
+    items = long_prose.vlmevalkit_items(tmp_path, tmp_path / "no_mathvista")
+    assert [(i.key, i.model, i.dataset, i.options) for i in items] == [
+        ("vlmevalkit:Gemma3-12B/AfrimedQA/1", "Gemma3-12B", "AfrimedQA", ("flu", "measles")),
+        ("vlmevalkit:Gemma3-12B/AfrimedQA/2", "Gemma3-12B", "AfrimedQA", ("cold", "mumps"))]
+    label = {"key": "vlmevalkit:Gemma3-12B/AfrimedQA/1", "expected": "A", "reason": None, "note": None}
+    (tmp_path / "l.jsonl").write_text(json.dumps(label) + "\n")
+    read = long_prose.read_sample(long_prose.load_labels([tmp_path / "l.jsonl"]), vlmevalkit=tmp_path)
+    assert read.loc[0, ["model", "style", "prediction", "right"]].tolist() == ["Gemma3-12B", "AfrimedQA", "A", True]
+
+
 # ---------------------------------------------------------------- the labelled samples
 
 @pytest.mark.parametrize("name, size", [("long_dev", 682), ("long_heldout", 653), ("long_heldout2", 654)])
@@ -197,15 +223,16 @@ def test_the_fitted_long_prose_figures_are_those_recorded(name):
 # committed (fab632b) before the rules were frozen (48e77bf), then scored once with them (long_prose/README.md): precision
 # 469/474 = 98.95% (target 99.9%: missed; a single reader against the settled labels: 518/522 and 516/520 = 99.23%),
 # committed 469/519 = 90.37% (target 95%: missed), withheld 28/654 = 4.28% (target 3%: missed; gemini 12/136 = 8.8%).
-# The rules before this fitting gave 443/449, 443/519, 34 withheld (gemini 18/136) on it. A change to the rules makes
-# it fitting data.
-HELD_OUT_FIGURES = {"items": 654, "letters committed": 474, "right": 469, "stating a letter": 519, "withheld": 28}
+# The rules before this fitting gave 443/449, 443/519, 34 withheld (gemini 18/136) on it. It is retired since
+# (long_prose.RETIRED): one rule changed after its misses were read (two options of the same text name neither), which
+# takes back one wrong letter (bard's boxed 18 where (C) and (D) are both 18); its figures with the current rules:
+RETIRED_FIGURES = {"items": 654, "letters committed": 473, "right": 469, "stating a letter": 519, "withheld": 28}
 
 
 @needs_data
-def test_the_second_held_out_figures_are_those_recorded():
+def test_the_retired_second_held_out_figures_are_those_recorded():
     table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_heldout2")))
-    assert {key: int(table.loc["all", key]) for key in HELD_OUT_FIGURES} == HELD_OUT_FIGURES
+    assert {key: int(table.loc["all", key]) for key in RETIRED_FIGURES} == RETIRED_FIGURES
     assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == (12, 136)
 
 

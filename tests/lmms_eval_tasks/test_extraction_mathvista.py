@@ -27,7 +27,7 @@ def test_the_label_files_keep_their_format():
     for path in sorted(mathvista.LABELS_FOLDER.glob("*.jsonl")):
         labels = mathvista.load_sample(path.stem)
         assert labels, path
-        assert all(label.key.startswith("mathvista:") for label in labels)
+        assert all(label.key.startswith(("mathvista:", "vlmevalkit:")) for label in labels)
 
 
 @pytest.mark.parametrize(
