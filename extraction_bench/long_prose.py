@@ -17,13 +17,14 @@ in the labellers' input and in the label files. The draws here are stratified by
   short MathVista MC     MathVista multiple-choice responses of LONG_WORDS words or fewer (answered by a letter,
                          by the option's text, or both)
   MathVista free form    integer, float and list answers
+  VLMEvalKit MC          the VLMEvalKit files' multiple-choice answers of any length
 
 The gold answer is never written to a labeller's input.
 
 The labels (tests/lmms_eval_tasks/extraction_real/long_prose/, its README) are one JSON object a line, `key,
 expected, reason, note` (as extraction_bench.real's, the key for `file` and `id`); a sample is the union of its
-chunk files (SAMPLES): `long_dev` and `long_heldout` the rules are fitted to (FITTED), `long_heldout2` scored once and
-retired (RETIRED), `long_heldout3` scored once with frozen rules (HELD_OUT).
+chunk files (SAMPLES): every sample the rules are fitted to (FITTED: the earlier held-out samples, scored once each, and the
+dev samples), and the held-out sample of the current rules, scored once with them (HELD_OUT).
 `read_sample` reads each labelled item as real.read_sample does, and `scorecard` adds what issue 31 targets: the
 share of the answers that state a letter for which one is committed, and the letters withheld per model.
 """
@@ -58,13 +59,15 @@ SAMPLES = {"long_dev": ("long_dev_1", "long_dev_2"),  # fitting data
            # on the two samples above (readings/long_heldout2_readings.jsonl holds both readings)
            "long_heldout2": tuple(f"long_heldout2_{k}" for k in range(1, 7)),
            # the third round, read as the second; with VLMEvalKit files of models no rule was fitted to
-           "long_heldout3": tuple(f"long_heldout3_{k}" for k in range(1, 6))}
-FITTED = ("long_dev", "long_heldout")
-# long_heldout2 was scored once with the rules frozen at 48e77bf; one rule changed after its misses were read (two
-# options of the same text name neither), a change no fitted item reads otherwise. It is in neither tuple: not held
-# out any more, and not in the admission table (docs/extraction_precision.md says what adding it would do).
-RETIRED = ("long_heldout2",)
-HELD_OUT = ("long_heldout3",)
+           "long_heldout3": tuple(f"long_heldout3_{k}" for k in range(1, 6)),
+           # VLMEvalKit answers of any length (not those of long_heldout4), read by two readers: fitting data
+           "vlmevalkit_dev": tuple(f"vlmevalkit_dev_{k}" for k in range(1, 5)),
+           # the fourth round: the last gpt4v long answers and VLMEvalKit ones, read as the second; scored once
+           "long_heldout4": tuple(f"long_heldout4_{k}" for k in range(1, 6))}
+# Every sample read since it was scored is fitting data: long_heldout2 and long_heldout3 were each scored once with
+# frozen rules (48e77bf, 6166c3f) and fitted to since; vlmevalkit_dev was drawn for fitting.
+FITTED = ("long_dev", "long_heldout", "long_heldout2", "long_heldout3", "vlmevalkit_dev")
+HELD_OUT = ("long_heldout4",)
 FIELDS = ("key", "expected", "reason", "note")
 
 
@@ -184,18 +187,23 @@ def _draw(items: list[Item], per_file: int, share: float, seed: int, exclude: se
     return drawn
 
 
+KINDS = ("long_mc", "short_mathvista_mc", "mathvista_free_form", "vlmevalkit_mc")
+
+
 def draw(kind: str, per_file: int, share: float, seed: int, exclude: set[str], m3cot: Path = real.DATA_FOLDER,
          mathvista: Path = MATHVISTA_FOLDER, vlmevalkit: Path | None = None) -> list[Item]:
-    """A draw of one kind (`long_mc`, `short_mathvista_mc`, `mathvista_free_form`; module docstring), from M3CoT
-    and MathVista and, when a folder is given, the VLMEvalKit files under it (MathVista_MINI only for the MathVista
-    kinds)."""
-    if kind not in ("long_mc", "short_mathvista_mc", "mathvista_free_form"):
+    """A draw of one kind (KINDS; module docstring), from M3CoT and MathVista and, when a folder is given, the
+    VLMEvalKit files under it (MathVista_MINI only for the MathVista kinds; `vlmevalkit_mc`: their multiple-choice
+    answers of any length)."""
+    if kind not in KINDS:
         raise ValueError(f"unknown draw kind {kind!r}")
     imported = vlmevalkit_items(vlmevalkit, mathvista) if vlmevalkit is not None else []
     of_mathvista = mathvista_items(mathvista)
     on_mathvista = of_mathvista + [item for item in imported if item.dataset == MATHVISTA_DATASET]
     if kind == "long_mc":
         pool = [item for item in m3cot_items(m3cot) + of_mathvista + imported if item.options and item.words > LONG_WORDS]
+    elif kind == "vlmevalkit_mc":
+        pool = [item for item in imported if item.options]
     elif kind == "short_mathvista_mc":
         pool = [item for item in on_mathvista if item.options and item.words <= LONG_WORDS]
     else:

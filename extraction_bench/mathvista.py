@@ -55,10 +55,12 @@ SAMPLE_KINDS = {"numeric": FREE_FORM, "mc": MULTIPLE_CHOICE}  # by the sample na
 SAMPLES = {"numeric_dev_1": ("numeric_dev_1",), "mc_dev_1": ("mc_dev_1",), "numeric_heldout_1": ("numeric_heldout_1",),
            "mc_heldout_1": ("mc_heldout_1",), "numeric_heldout2": tuple(f"numeric_heldout2_{k}" for k in range(1, 4)),
            "mc_heldout2": ("mc_heldout2_1", "mc_heldout2_2"),
-           "numeric_heldout3": ("numeric_heldout3_1", "numeric_heldout3_2"), "mc_heldout3": ("mc_heldout3_1",)}
-FITTED = ("numeric_dev_1", "mc_dev_1", "numeric_heldout_1", "mc_heldout_1")
-RETIRED = ("numeric_heldout2", "mc_heldout2")  # scored once (48e77bf), read since; in no admission count
-HELD_OUT = ("numeric_heldout3", "mc_heldout3")
+           "numeric_heldout3": ("numeric_heldout3_1", "numeric_heldout3_2"), "mc_heldout3": ("mc_heldout3_1",),
+           "numeric_heldout4": ("numeric_heldout4_1", "numeric_heldout4_2"), "mc_heldout4": ("mc_heldout4_1",)}
+# the held-out samples of earlier rounds, each scored once with frozen rules (48e77bf, 6166c3f), are fitted to since
+FITTED = ("numeric_dev_1", "mc_dev_1", "numeric_heldout_1", "mc_heldout_1", "numeric_heldout2", "mc_heldout2",
+          "numeric_heldout3", "mc_heldout3")
+HELD_OUT = ("numeric_heldout4", "mc_heldout4")
 FIELDS = ("key", "expected", "reason", "note")
 NUMERIC_TYPES = ("integer", "float", "list")
 

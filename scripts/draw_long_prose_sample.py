@@ -36,7 +36,7 @@ def _keys_in(path: Path) -> set[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kind", required=True, choices=("long_mc", "short_mathvista_mc", "mathvista_free_form"))
+    parser.add_argument("--kind", required=True, choices=long_prose.KINDS)
     parser.add_argument("--per-file", type=int, required=True, help="at most this many items of each data file")
     parser.add_argument("--share", type=float, default=1.0, help="at most this share of what each file has left")
     parser.add_argument("--seed", type=int, required=True, help="the draw's seed (record it in the sample's docs)")

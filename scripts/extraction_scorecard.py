@@ -44,8 +44,7 @@ def _labelled(mathvista_sample: str) -> bool:
 
 
 def _status(name: str, module) -> str:
-    """fitted, retired (scored once, read since, in no admission count) or held out."""
-    return "fitted" if name in module.FITTED else "retired" if name in getattr(module, "RETIRED", ()) else "held out"
+    return "fitted" if name in module.FITTED else "held out"
 
 
 def _existing_samples() -> list[str]:

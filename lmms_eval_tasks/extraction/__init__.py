@@ -22,7 +22,9 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
 
 1. Commitments, the places where a response states its answer:
      answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short, "答案:X"
-     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X", "所以答案是X"
+     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X", "所以答案是X";
+                       a last sentence that says the thing asked for is X, the letter ending the text ("Therefore,
+                       the most aerodynamic shape is (A).", "The odd-one-out is (H).", not "... for (C) C is (C).")
      choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
      predicate         "X is correct", "X best describes the image", "the third image is more similar"
      boxed             \\boxed{X}
@@ -31,7 +33,10 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
                        before a list that analyses each option
      leading           a line opens with a letter: "B. Paris", "(B) the second image", "A is closer.", "b. Paris"
      option_text       the first line, or the opening sentence, is exactly one option's text
-     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)", "... b)"
+     letter_line       a later line or sentence is only a letter: "...\\n\\n**C**", "... well lit. (A)", "... b)"; also
+                       the last line, a letter with its own text, under a concluding line that introduces it
+                       ("Therefore, the logical conclusion ... is:\\n\\n**D) Some malicious are not viruses**")
+                       after an analysis of each option
    `_Reader.read_phrase` reads what a commitment says: one letter (with or without its option text),
    an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
    answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
@@ -74,7 +79,8 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
    ("Option A is true because ...\nOption B is true ...") choose none of them, and a letter of its own before a list of
    the options ("... quarter past eight. (E)\n\n(A) Half. ...") is an answer before the list. The option list written out again and again
    ("(A) 7:00 AM. | (B) 7:15 AM. | ... | (A) 7:00 AM. | ...") is no answer, and neither is a last line that is a
-   letter under a line opening a list ("By inspection:\n(A)": a check cut off). An opening letter
+   letter under a line opening a list ("By inspection:\n(A)": a check cut off; "Therefore, the box that comes next is:\n(E)"
+   concludes). An opening letter
    whose last sentence names another option, and an option line quoted while the working goes on, are no
    answer. A letter followed by other letters written as items ("(A), she studies. (B), she sleeps.") or a
    bracket of letters ("(A, B) 7") names several. The letter of the option that says no option fits, followed by an
@@ -82,7 +88,12 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
    (`none_with_answer`, `inconclusive`): readers label it both ways.
    A letter written anywhere with another option's whole text and never with its own ("(B) 40°" where (C) is 40°, "C: 6
    √2" where (D) is 6 √2), and a letter stated after a concluding sentence that counts another option's value as its one
-   result ("Therefore, there are 3 countries that ...\n\nThe answer is: (C)" where (B) is 3), contradict themselves. A
+   result ("Therefore, there are 3 countries that ...\n\nThe answer is: (C)" where (B) is 3), after a calculation that
+   ends on another option's value ("AB = ... = 10m + 10m = 20m.\nSo the correct choice is (C)." where (B) is 20m), or
+   after a concluding sentence that lists another option's values in order where every option lists several ("...
+   are 2.48, -0.46 and 0.44, respectively. The correct answer is (D)."), contradict themselves; a stated letter whose
+   working's last calculation ends on another option's value is withheld (`explained_otherwise`). Two options of the
+   same text ("18" and "18") are neither named by it. A
    stated number that is exactly one option's value answers by it ("x = \\boxed{26} cm" where (D) is "26.0").
 2. Without a commitment: a letter the response states anywhere, with its own option's text, as what something is
    ("... the organisms most affected are (C) Snake and raccoon.", "Therefore, the degree of ∠DAE is (D) 60°.", "... is
@@ -129,7 +140,7 @@ statement, the last sentence when it states one result ("Therefore, the range is
 five snowmen.", "So Tim needs $85."; conclusion), the one number the response states a result to be
 (stated_number), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
 response that neither refuses nor supposes; what follows the answer as new questions of its own ("Question: ...",
-a few-shot continuation) and closing courtesies are not read. A sentence that supposes ("If ...", "For example"),
+a few-shot continuation) and closing courtesies ("I hope this helps!", "Do you have other questions for me?") are not read. A sentence that supposes ("If ...", "For example"),
 refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T") or a change
 without its sign ("a decrease of $1.00") states no result, and a response cut inside a formula is truncated.
 

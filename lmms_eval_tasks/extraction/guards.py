@@ -51,6 +51,9 @@ def _past_own_letter(letter: str, words: list[str]) -> list[str]:
     return words[1:] if len(words) > 1 and words[0] == letter.lower() else _without_article(words)
 
 
+CALCULATION_END = re.compile(r"[ \t]*(?:[A-Za-z°%]+\.?[ \t]*)?[.!]?[\s*`]*")  # "20m.", "29 units.", "36\n```"
+
+
 class Guards:
     """The checks on a letter a commitment states (mixed into choice._Reader)."""
 
@@ -303,6 +306,8 @@ class Guards:
             return True  # "(A) -0.1 x 10^12 $, -1.35 x 10^12 $" where (A) is -0.10, -0.51 and (B) -0.10, -1.32
         if self.final_label_option(start) not in (None, letter):
             return True  # "(A) Option A in the image\n\n... Therefore, ... container C will exhibit droplets first."
+        if stated and self.final_sentence_names(calculated=True) not in (None, letter):
+            return True  # "The correct option is (B). ... Therefore, the perimeter = (16 + 13) = 29 units." where (C) is 29
         line_end = self.line_end(start)
         if NO_OPTION_FITS.search(self.masked(line_end, len(self.text))) and not NONE_LIKE.search(self.options.get(letter, "")):
             return True  # "... would be:\n(C) $ 11340.11\nBut ... none of the choices provided are accurate."
@@ -349,22 +354,25 @@ class Guards:
         ends = [m.end() for m in SENTENCE_END.finditer(self.text) if self.text[m.end() :].strip()]
         return ends[-1] if ends else 0
 
-    def final_sentence_names(self) -> str | None:
+    def final_sentence_names(self, calculated: bool = False) -> str | None:
         """The one option whose text the last sentence names, with no letter there ("... The phenotype of this pea
         plant is constricted pods."): where the response opened with another letter, the working concluded against it.
         A negation after the text rejects it ("Option B shows ..., which does not match"); one before it belongs to the
-        working ("The ratio of offspring that do not have it to those that have it is 1:3")."""
-        if len(self.lines) < 2:
-            return None
+        working ("The ratio of offspring that do not have it to those that have it is 1:3"). `calculated`: only an
+        option that ends the last sentence's calculation ("... = (16 + 13) = 29 units.")."""
+        one_line = len(self.lines) < 2  # there, only a calculation's result concludes ("... = (16 + 13) = 29 units.")
         start = self.last_sentence_start()
         last = self.text[start:]
-        if start <= self.lines[0][1] or self.tokens(start, len(self.text)) or NAMED_LETTER.search(last) \
-                or BRACKETED_LETTER.search(last):
-            return None  # a letter there
+        if (one_line and not self.tokens(0, start)) or (not one_line and start <= self.lines[0][1]) \
+                or self.tokens(start, len(self.text)) or NAMED_LETTER.search(last) or BRACKETED_LETTER.search(last):
+            return None  # a letter there, or none stated before it
         if "|" in last or SUPPOSING.match(last):
             return None  # a table's row, or a supposition ("If the snakes increase, ..."): no conclusion
         occurrences = self.option_occurrences(start, len(self.text))
         named = {letter for letter, _, _ in occurrences}
+        if len(named) > 1 or one_line or calculated:  # "... the perimeter of △ABC is 1 x 2 = 2." where (A) is 1, (B) 2
+            occurrences = self.calculation_result(occurrences, start, len(self.text))
+            named = {letter for letter, _, _ in occurrences}
         if len(named) != 1 or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences)):
             return None
         if any(DEFINED_AFTER.match(self.text, e) for _, _, e in occurrences):
@@ -373,6 +381,18 @@ class Guards:
         if all(s < result_from or OPERATOR_AFTER.match(self.text, e) for _, s, e in occurrences):
             return None  # the option's value is an operand of the working, not its result
         return named.pop()
+
+    def calculation_result(self, occurrences: list[tuple[str, int, int]], start: int, end: int) -> list[tuple[str, int, int]]:
+        """Of the option texts a sentence [start, end) names, the one that ends its calculation: the only one after the
+        sentence's last "=", with nothing but a unit and the sentence's end after it ("... = 10m + 10m = 20m.",
+        "= (16 + 13) = 29 units."); [] otherwise."""
+        result_from = self.text.rfind("=", start, end) + 1
+        if not result_from:
+            return []
+        after = [(o, s, e) for o, s, e in occurrences if s >= result_from]
+        if len(after) != 1 or not CALCULATION_END.fullmatch(self.text, after[0][2], end):
+            return []
+        return after
 
     def stated_in_full(self, letter: str, start: int) -> bool:
         """Whether the statement at `start` ends its sentence, or the text, after the letter or the letter's own text
@@ -401,14 +421,21 @@ class Guards:
             return None  # a letter written as an option's there ("(B) is 2."; not "angle C is 40°")
         if (counted := self.counted_result(letter, previous, sentence_start)) is not None:
             return counted  # "Therefore, there are 3 countries that ... . The answer is: (C)" where (B) is 3
+        if (listed := self.listed_values(letter, previous, sentence_start)) is not None:
+            return listed  # "Therefore, the balances are 2.48, -0.46 and 0.44. The correct answer is (D)." where (C) lists them
         occurrences = self.option_occurrences(previous, sentence_start)
         named = {other for other, _, _ in occurrences}
+        own_from = previous
+        if len(named) > 1:  # "AB = ... = 10m + 10m = 20m." where (A) is 10m and (B) 20m: the result is the last term
+            occurrences = self.calculation_result(occurrences, previous, sentence_start)
+            named = {other for other, _, _ in occurrences}
+            own_from = occurrences[0][2] if occurrences else previous  # the letter's value as an operand is working
         if len(named) != 1 or letter in named or NEGATION_WORD.search(self.text, min(e for _, _, e in occurrences), sentence_start):
             return None
         last_start, last_end = max((s, e) for _, s, e in occurrences)
         if re.search(r"\w", self.text[last_end:sentence_start]) or self.text[last_start - 1 : last_start] not in " \t=:":
             return None  # the sentence goes on after the text, or the text is part of a term ("m^3"): working
-        if any(own == letter for own, _, _ in self.option_occurrences(previous, len(self.text))):
+        if any(own == letter for own, _, _ in self.option_occurrences(own_from, len(self.text))):
             return None
         return named.pop()
 
@@ -427,6 +454,23 @@ class Guards:
         if any(own == letter for own, _, _ in self.option_occurrences(start, len(self.text))):
             return None  # "... the radius is 8 inches. The correct option letter is (A) 7.5.": its own value stated too
         return matching[0] if len(matching) == 1 and matching[0] != letter else None
+
+    def listed_values(self, letter: str, start: int, end: int) -> str | None:
+        """Where every option lists two values or more, the other option whose values, in order, a concluding sentence
+        ("Therefore, the trade balances ... are 2.48 x 10^12, -0.46 x 10^12 and 0.44 x 10^12, respectively.") states
+        one after another, where the response does not state the letter's own so from there on ("The correct answer
+        is (A) -0.6, 4.4, -0.8." states its own)."""
+        if not CONCLUDING.match(self.text[start:end]):
+            return None
+        values = {option: [parse_number(n) for n in NUMBER.findall(text)] for option, text in self.options.items()}
+        if any(len(v) < 2 or None in v for v in values.values()):
+            return None
+        def listed(option: str, until: int) -> bool:
+            stated, wanted = [parse_number(n) for n in NUMBER.findall(self.text, start, until)], values[option]
+            return any(stated[i : i + len(wanted)] == wanted for i in range(len(stated) - len(wanted) + 1))
+
+        others = [option for option in values if option != letter and listed(option, end)]
+        return others[0] if len(others) == 1 and not listed(letter, len(self.text)) else None
 
     def nearer_values(self, letter: str, start: int) -> str | None:
         """The one other option whose values the letter's line (from the letter stated at or after start) gives

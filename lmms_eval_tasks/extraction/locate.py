@@ -13,11 +13,13 @@ from .vocabulary import (
     ALL_OPTIONS,
     ALONE_AFTER,
     ALONE_BEFORE,
+    CONCLUDING_INTRO,
     ANSWER_HEADING,
     ANSWER_LINE_START,
     ANSWER_TRIGGER,
     BOTH,
     CONCLUDE_TRIGGER,
+    SUBJECT_TRIGGER,
     CONDITIONAL,
     CONDITIONAL_VERB,
     CONTRAST,
@@ -99,6 +101,8 @@ class Locating:
         for m, rule in triggers:
             if self.hypothetical(m.start(), m.end()) or any(s <= m.start() < e for s, e in quoted):
                 continue  # also "the answer is option D" inside an option's own text
+            if m.re is SUBJECT_TRIGGER and any(t.strong for t in self.tokens(self.sentence_start(m.start()), m.start())):
+                continue  # "The correct option letter for (C) C is (C).": a letter in the subject is no question's thing
             weak = m.re is CONCLUDE_TRIGGER  # "so ..." commits only to an option ("So, B."), not to a null or a list
             if ANSWER_LINE_START.match(self.text[self.text.rfind("\n", 0, m.start()) + 1 : m.end()]):
                 rule = "answer_line"
@@ -200,7 +204,7 @@ class Locating:
             listed_from = min(self.lines[i][0] for i in self.leads)  # or a letter of its own before the list starts:
             before = [Commitment(t.start, self._checked(t.letter), "letter_line", priority=0)  # "... eight. (E)\n\n(A) Half. ..."
                       for t in self.tokens(0, listed_from) if t.start > self.lines[0][0] and self._stands_alone(t)]
-            return (self._first_line() if self._answer_before_list() else []) + before
+            return (self._first_line() if self._answer_before_list() else []) + before + self.concluded_item()
         found = self._first_line()
         # formulas copied a symbol a line ("A\n5\n=(\n5\n−2\n)", "a\ni\n,b\ni"): a bare letter alone on a line is a variable
         vertical = sum(len(self.text[s:e].strip()) <= 3 for s, e in self.lines) >= 4
@@ -234,6 +238,10 @@ class Locating:
                     found.append(Commitment(self.lines[i][0], reading, "leading", priority=0))
         return found
 
+    def sentence_start(self, pos: int) -> int:
+        """Where the sentence holding pos starts: after the last sentence end or line break before it."""
+        return max(self.text.rfind(c, 0, pos) for c in ".!?\n") + 1
+
     def list_cut_short(self, line: int) -> bool:
         """Whether a line is the text's last and follows a line that opens a list without stating an answer ("By
         inspection:\n(A)", "Let's check the choices:\n(A)"): the first item of a check cut off, not a choice
@@ -241,8 +249,21 @@ class Locating:
         if line != len(self.lines) - 1 or line == 0:
             return False
         before = self.text[slice(*self.lines[line - 1])]
-        return before.rstrip().endswith(":") and not any(
+        return before.rstrip().endswith(":") and not CONCLUDING_INTRO.match(before) and not any(
             trigger.search(before) for trigger in (ANSWER_TRIGGER, QUALIFIED_TRIGGER, MY_TRIGGER, VERDICT_TRIGGER, ANSWER_HEADING))
+
+    def concluded_item(self) -> list[Commitment]:
+        """The text's last line where it is a letter (perhaps with its own text) introduced by a concluding line
+        ("Therefore, the logical conclusion ... is:\n\n(D) Some malicious are not viruses" after an analysis of each
+        option): the analysis's answer, a line of its own."""
+        last = len(self.lines) - 1
+        token = self.leads.get(last)
+        if token is None or last == 0 or not CONCLUDING_INTRO.match(self.text[slice(*self.lines[last - 1])]):
+            return []
+        own_end = self._own_text_end(token, self.lines[last][1]) or token.end
+        if self.text[own_end : self.lines[last][1]].strip(" \t.!*"):
+            return []  # more than the letter and its text
+        return [Commitment(token.start, self._checked(token.letter), "letter_line", priority=0)]
 
     def working_after(self, line: int) -> bool:
         """Whether the lines after a line go on working (a calculation, a check of the option) rather than
@@ -369,7 +390,7 @@ class Locating:
                     or not COPULA_BEFORE.search(self.text, max(0, token.start - 24), token.start) \
                     or not CLOSED_AFTER_TEXT.match(self.text, own_end) or self.rejected(token.start, own_end):
                 continue
-            sentence_start = max(self.text.rfind(c, 0, token.start) for c in ".!?\n") + 1
+            sentence_start = self.sentence_start(token.start)
             sentence, rest = self.text[sentence_start:own_end], self.text[token.start :]
             if HYPOTHETICAL.search(sentence) or TENTATIVE_WORDS.search(sentence) or REFUSAL.search(rest) \
                     or UNCERTAIN.search(rest) or HEDGE.search(rest):

@@ -15,7 +15,7 @@ LATEX_DELIMITER = re.compile(r"\$+|\\[()\[\],;! ]|\\[a-zA-Z]+")
 BOLD_LETTER = re.compile(r"(\*\*|__)[ \t]*\(?([A-Za-z])\)?[ \t]*\1")  # "**B**" is written as an option label: "(B)"
 EMPHASIS = re.compile(r"\*\*|__|`+|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
 LINE_DECORATION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*•][ \t]+)", re.MULTILINE)
-SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
+SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<br\s*/?>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
 CJK_BEFORE_LATIN = re.compile(r"([\u3400-\u9fff])(?=[A-Za-z0-9(])")
 # A line that opens a new question or a new turn ends the response's own answer: few-shot prompts make some models
 # go on with questions and solutions of their own ("The answer is (B) decrease.\n\nQuestion: If all the water fleas
@@ -24,7 +24,8 @@ CONTINUATION = re.compile(r"\n[ \t*#>]*(?:Question|Hint|Human)[ \t*]*:")
 # Closing courtesies after the answer ("I hope this helps! Let me know if you have any other questions."): they end
 # the response's own words, and a reader of its last sentences must not take them for the conclusion.
 COURTESY_SENTENCE = re.compile(r"(?im)(?:(?<=[.!?])[ \t]+|^[ \t]*)(?:is\s+there\s+anything|i\s+hope\s+this|hope\s+this\s+helps|"
-                               r"let\s+me\s+know\s+if|please\s+let\s+me\s+know|feel\s+free\s+to)\b")
+                               r"let\s+me\s+know\s+if|please\s+let\s+me\s+know|feel\s+free\s+to|"
+                               r"do\s+you\s+have\s+(?:any\s+)?(?:other|more|further|additional)\s+questions)\b")
 COURTESY_WORDS = 40  # a courtesy followed by more than this is no closing
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 

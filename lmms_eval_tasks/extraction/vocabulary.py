@@ -123,7 +123,12 @@ CONCLUDE_TRIGGER = re.compile(
 # The same in Chinese, which some models answer MathVista's geometry questions in: "答案是C（64）", "答案:D",
 # "正确答案是：D", "答案选项为D" ("the (correct) answer (option) is ...").
 ANSWER_TRIGGER_ZH = re.compile(r"(?:正确)?答案(?:选项)?[ \t]*(?:(?:应该|应)?(?:是|为)[ \t]*[:：]?|[:：])[ \t]*")
-STATEMENT_RULES = ((ANSWER_TRIGGER, "answer_statement"), (ANSWER_TRIGGER_ZH, "answer_statement"), (QUALIFIED_TRIGGER, "answer_statement"), (MY_TRIGGER, "choice_statement"),
+# The response's last sentence names the thing asked for as an option, the letter ending the text: "Therefore, the most
+# aerodynamic shape is (A).", "The odd-one-out is (H).", "The ball that will reach the floor first is (A) A." (where the
+# options are the letters themselves): the answer stated with the question's own subject.
+SUBJECT_TRIGGER = re.compile(r"(?i)(?<=[\w)\]\"'])[ \t]+(?:is|are|would\s+be|should\s+be|will\s+be|must\s+be)[ \t]+"
+                             r"(?:option[ \t]+|choice[ \t]+)?(?=(?-i:\(?([A-Z])\)?(?:[ \t]+\1)?)[ \t]*[.!]?[ \t]*$(?![\s\S]))")
+STATEMENT_RULES = ((ANSWER_TRIGGER, "answer_statement"), (SUBJECT_TRIGGER, "answer_statement"), (ANSWER_TRIGGER_ZH, "answer_statement"), (QUALIFIED_TRIGGER, "answer_statement"), (MY_TRIGGER, "choice_statement"),
                    (CHOOSE_TRIGGER, "choice_statement"), (CONCLUDE_TRIGGER, "so_statement"), (VERDICT_TRIGGER, "verdict"),
                    (ANSWER_HEADING, "verdict"))
 # What follows a letter that states it is the answer: "B is correct", "(B) is the best answer", "A best describes".
@@ -224,6 +229,11 @@ UNFINISHED = re.compile(
 )
 SENTENCE_CLOSED = re.compile(r"[ \t]*(?:[.!]|\n|$)")  # what follows a stated answer that ends its sentence
 SENTENCE_DONE = re.compile(r"[ \t]*[.!]?[ \t]*$|[ \t]*[.!][ \t]")
+# A concluding line that introduces the answer on the line after it: "Therefore, the box that comes next in the sequence
+# is:", "Thus, the logical conclusion that can be drawn is:" (an answer, not the opening of a check: "By inspection:").
+CONCLUDING_INTRO = re.compile(r"(?i)^\W*(?:therefore|thus|so|hence|consequently|in\s+conclusion|in\s+summary|"
+                              r"(?:based\s+on|given|from)\s+(?:the|this|these|my|our)\s+(?:analysis|above|reasoning|observations?)\b)\b[^\n]*?"
+                              r"\b(?:is|are|would\s+be|should\s+be|will\s+be|must\s+be)[ \t]*:\W*$")
 ALONE_BEFORE = re.compile(r"(?:^|\n|(?<![\d\s])[.!?]|(?<=[a-z]{2}),)[ \t]*$")  # a line or sentence starts here
 ALONE_AFTER = re.compile(r"[^\w\n]*(?:\n|$)|[^\w\n.!]*[.!][ \t]+(?=[A-Z])")  # ... and ends here
 WORKING_OPENING = re.compile(

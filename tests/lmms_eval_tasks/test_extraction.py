@@ -49,7 +49,8 @@ OPTIONS = ["a red square", "a green circle", "a blue triangle", "a dark red squa
         ("The image shows a dark red square.", "D", "closing_text"),  # the contained option yields
         ("I believe B is right", "B", "capital"),
         ("I pick (B) after looking.", "B", "choice_statement"),
-        ("Looking closely, it is (B).", "B", "mention"),
+        ("Looking closely, (B) stands out.", "B", "mention"),
+        ("Looking closely, it is (B).", "B", "answer_statement"),  # the last sentence says what it is: option B
         ("<think>Could be A or maybe D, D looks darker.</think>\nB", "B", "whole"),
         ("Let me reason. The shape is round and green.</think>The answer is B.", "B", "answer_statement"),
         ("The answer is first (A), no wait, the answer is (C).", "C", "answer_statement"),

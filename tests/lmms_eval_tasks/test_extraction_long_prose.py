@@ -148,6 +148,62 @@ def test_an_option_named_under_a_condition_is_no_answer():
     assert read.prediction is None
 
 
+def test_a_stated_letter_whose_calculation_ends_on_another_option_contradicts_itself():
+    options = ["10m", "20m", "35m", "40m"]
+    working = ("The answer is (C).\n\nSince M is the midpoint of AC, AM = MC = 10m.\n"
+               "Therefore, AB = AM + MB = MC + NC = 10m + 10m = 20m.\nSo the correct choice is (C).")
+    assert extract_choice(working, options).reason == "self_contradiction"
+    agreeing = working.replace("10m + 10m = 20m", "10m + 25m = 35m")
+    assert extract_choice(agreeing, options).prediction == "C"
+    one_line = ("The correct option is (B). The perimeter of ABC is 16 units and of ADE 13 units. "
+                "Therefore, the perimeter of triangle ABC = (16 + 13) = 29 units.")
+    read = extract_choice(one_line, ["19", "16", "29", "18"])
+    assert (read.prediction, read.candidate, read.reason) == (None, "B", "inconclusive")
+
+
+def test_values_listed_as_another_option_before_a_bare_letter_contradict_it():
+    options = ["2.48 x 10^12 $, -0.46 x 10^12 $, 0.44 x 10^12 $", "2.48 x 10^12 $, 0.44 x 10^12 $, 2.37 x 10^12 $"]
+    response = ("For Country 2 it is 2.48 x 10^12. For Country 3, -0.46 x 10^12. For Country 5, 0.44 x 10^12.\n\n"
+                "Therefore, the trade balances are 2.48 x 10^12, -0.46 x 10^12 and 0.44 x 10^12, respectively.\n\n"
+                "The correct answer is (B).")
+    assert extract_choice(response, options).reason == "self_contradiction"
+    own_values = response.replace("is (B).", "is (B) 2.48 x 10^12 $, 0.44 x 10^12 $, 2.37 x 10^12 $.")
+    assert extract_choice(own_values, options).prediction == "B"  # its own values written out: the letter stands
+
+
+LETTERS_ONLY = ["A", "B", "C", "D", "E"]
+
+
+@pytest.mark.parametrize("response, letter, rule", [
+    ("The pattern alternates.\n\nTherefore, the box that comes next in the sequence is:\n\n**E**", "E", "letter_line"),
+    ("(A) **No diseases are malicious**: contradicts the second statement.\n\n(B) **Some viruses are not malicious**: "
+     "not supported.\n\nTherefore, the logical conclusion that can be drawn is:\n\n**D) Some malicious are not viruses**",
+     "D", "letter_line"),
+    ("Based on the analysis, the correct logical conclusion is:\n\n**B. No happy people are annoying people.**", "B",
+     "letter_line"),
+    ("Shape A is stable. Shape B is too.\n\nTherefore, the least likely to fall over is (A) A.", "A", "answer_statement"),
+    ("The odd-one-out is (D).", "D", "answer_statement"),
+])
+def test_a_conclusion_on_a_letter_of_letter_only_options_is_the_answer(response, letter, rule):
+    options = ["No diseases are malicious", "Some viruses are not malicious", "All malicious are viruses",
+               "Some malicious are not viruses"] if "malicious" in response else LETTERS_ONLY
+    read = extract_choice(response, options)
+    assert (read.prediction, read.rule) == (letter, rule)
+
+
+def test_an_opening_colon_or_a_letter_in_the_subject_states_no_answer():
+    assert extract_choice("By inspection:\n\n(A)", LETTERS_ONLY).prediction is None  # a check cut off
+    answered = "The answer is (D) D.\n\nThe correct option letter for (D) D is (D).\n\nThe correct option letter for (C) C is (C)."
+    assert extract_choice(answered, LETTERS_ONLY).prediction == "D"
+
+
+def test_a_closing_question_and_html_breaks_are_not_the_conclusion():
+    response = ("The correct answer is (C).\n\nHence, ∠2 = 180° - ∠1 = 180° - 60° = 120°.\n\n<br>\n\n"
+                "Do you have other questions for me?")
+    read = extract_choice(response, ["60°", "80°", "100°", "120°"])
+    assert (read.prediction, read.candidate) == (None, "C")  # its working's result is (D)'s: withheld for the judge
+
+
 def test_a_text_two_options_share_names_neither():
     options = ["9", "12", "18", "18"]  # MathVista's own duplicate choices (bard's answer to pid 781)
     for response in ("Now, we have that $CD=2CK+KD=2(8)+16=\\boxed{18}$.", "The answer is 18."):
@@ -178,7 +234,8 @@ def test_vlmevalkit_prediction_files_are_a_source_of_items(tmp_path):
 @pytest.mark.parametrize("name, size, sources", [("long_dev", 682, {"m3cot", "mathvista"}),
                                                  ("long_heldout", 653, {"m3cot", "mathvista"}),
                                                  ("long_heldout2", 654, {"m3cot", "mathvista"}),
-                                                 ("long_heldout3", 590, {"m3cot", "mathvista", "vlmevalkit"})])
+                                                 ("long_heldout3", 590, {"m3cot", "mathvista", "vlmevalkit"}),
+                                                 ("vlmevalkit_dev", 329, {"vlmevalkit"})])
 def test_the_long_prose_label_files_keep_their_format(name, size, sources):
     labels = long_prose.load_sample(name)
     assert len(labels) == size and {label.source for label in labels} == sources
@@ -203,64 +260,41 @@ def test_a_malformed_long_prose_label_is_named(tmp_path):
 needs_data = pytest.mark.skipif(not (real.DATA_FOLDER.is_dir() and long_prose.MATHVISTA_FOLDER.is_dir()),
                                 reason=f"no M3CoT or MathVista data at {real.DATA_FOLDER.parent}")
 
-# long_dev and long_heldout are fitting data (long_prose.FITTED): their figures with the rules frozen after the second
-# fitting of issue 31 item 4 (long_prose/README.md has the earlier ones: long_dev 367/374 -> 495/498; long_heldout,
-# scored once with the rules of 10b44a1, 451/457, committed 451/526, withheld 37/653, gemini 19/123).
+needs_vlmevalkit = pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(),
+                                     reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
+
+# Every long-prose sample is fitting data now (long_prose.FITTED); these are the current rules' figures, and (items
+# withheld, items) of gemini where it wrote any. Each earlier held-out sample was scored once with frozen rules first
+# (long_prose/README.md and docs/extraction_precision.md keep those figures):
+# - long_heldout (rules 10b44a1): 451/457, committed 451/526, withheld 37/653, gemini 19/123;
+# - long_heldout2 (48e77bf; read blind by two readers, 11 differences settled by a third): 469/474 = 98.95%,
+#   committed 469/519 = 90.37%, withheld 28/654 = 4.28%, gemini 12/136;
+# - long_heldout3 (6166c3f; 290 long M3CoT/MathVista answers and 300 of VLMEvalKit files of models no rule was fitted
+#   to, two readers, 4 differences settled): 493/497 = 99.20%, committed 493/531 = 92.84%, withheld 19/590 = 3.22%,
+#   gemini 5/59; its VLMEvalKit answers 270/271, 270/290, 8/300.
+# vlmevalkit_dev (VLMEvalKit answers of any length, two readers who agree on all 329) was drawn for fitting.
 FITTED_FIGURES = {
     "long_dev": ({"items": 682, "letters committed": 517, "right": 515, "stating a letter": 547, "withheld": 20}, (7, 108)),
-    "long_heldout": ({"items": 653, "letters committed": 494, "right": 491, "stating a letter": 526, "withheld": 24}, (13, 123)),
+    "long_heldout": ({"items": 653, "letters committed": 495, "right": 492, "stating a letter": 526, "withheld": 23}, (13, 123)),
+    "long_heldout2": ({"items": 654, "letters committed": 471, "right": 470, "stating a letter": 519, "withheld": 28}, (12, 136)),
+    "long_heldout3": ({"items": 590, "letters committed": 509, "right": 506, "stating a letter": 531, "withheld": 12}, (5, 59)),
+    "vlmevalkit_dev": ({"items": 329, "letters committed": 312, "right": 310, "stating a letter": 319, "withheld": 5}, None),
 }
 
 
+@needs_vlmevalkit
 @needs_data
 @pytest.mark.parametrize("name", sorted(FITTED_FIGURES))
 def test_the_fitted_long_prose_figures_are_those_recorded(name):
     table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample(name)))
     figures, gemini = FITTED_FIGURES[name]
     assert {key: int(table.loc["all", key]) for key in figures} == figures
-    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == gemini
+    if gemini is not None:
+        assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == gemini
 
 
-# The second held-out sample (long_heldout2_1..6, 654 items; scripts/draw_long_prose_sample.py --kind long_mc --per-file
-# 150 --share 0.7 --seed 20261241 --chunks 6) was read blind by two readers, their 11 differences settled by a third, and
-# committed (fab632b) before the rules were frozen (48e77bf), then scored once with them (long_prose/README.md): precision
-# 469/474 = 98.95% (target 99.9%: missed; a single reader against the settled labels: 518/522 and 516/520 = 99.23%),
-# committed 469/519 = 90.37% (target 95%: missed), withheld 28/654 = 4.28% (target 3%: missed; gemini 12/136 = 8.8%).
-# The rules before this fitting gave 443/449, 443/519, 34 withheld (gemini 18/136) on it. It is retired since
-# (long_prose.RETIRED): one rule changed after its misses were read (two options of the same text name neither), which
-# takes back one wrong letter (bard's boxed 18 where (C) and (D) are both 18); its figures with the current rules:
-RETIRED_FIGURES = {"items": 654, "letters committed": 473, "right": 469, "stating a letter": 519, "withheld": 28}
-
-
-@needs_data
-def test_the_retired_second_held_out_figures_are_those_recorded():
-    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_heldout2")))
-    assert {key: int(table.loc["all", key]) for key in RETIRED_FIGURES} == RETIRED_FIGURES
-    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == (12, 136)
-
-
-# The third held-out sample (long_heldout3_1..5, 590 items; scripts/draw_long_prose_sample.py --kind long_mc --per-file
-# 75 --share 1.0 --seed 20261251 --chunks 5 --vlmevalkit): the last 290 unlabelled long M3CoT/MathVista answers and 300
-# of real VLMEvalKit files of models no rule was fitted to (Gemma3-12B on AfrimedQA, Qwen2.5-VL-3B and -7B on LogicVista,
-# Qwen2.5-VL-7B on MathVista). Read blind by two readers (586 of 590 the same letter), the 4 differences settled by a
-# third, committed (ab1381e) before the rules were frozen (6166c3f), then scored once with them: precision 493/497 =
-# 99.20% (target 99.9%: missed), committed 493/531 = 92.84% (target 95%: missed), withheld 19/590 = 3.22% (target 3%:
-# missed; gemini 5/59 = 8.5%, Qwen2.5-VL-3B 4/75 = 5.3%). The 300 VLMEvalKit answers alone: 270/271, 270/290, 8/300.
-THIRD_HELD_OUT_FIGURES = {"items": 590, "letters committed": 497, "right": 493, "stating a letter": 531, "withheld": 19}
-
-
-@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
-@needs_data
-def test_the_third_held_out_figures_are_those_recorded():
-    read = long_prose.read_sample(long_prose.load_sample("long_heldout3"))
-    table = long_prose.target_table(read)
-    assert {key: int(table.loc["all", key]) for key in THIRD_HELD_OUT_FIGURES} == THIRD_HELD_OUT_FIGURES
-    assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == (5, 59)
-    imported = long_prose.target_table(read[read.source == "vlmevalkit"]).loc["all"]
-    assert [int(imported[key]) for key in ("right", "letters committed", "stating a letter", "withheld")] == [270, 271, 290, 8]
-
-
-@pytest.mark.parametrize("name, items, settled", [("long_heldout2", 654, 11), ("long_heldout3", 590, 4)])
+@pytest.mark.parametrize("name, items, settled", [("long_heldout2", 654, 11), ("long_heldout3", 590, 4),
+                                                  ("vlmevalkit_dev", 329, 0)])
 def test_the_held_out_labels_are_the_readers_agreement_or_the_third_readers_call(name, items, settled):
     readings = [json.loads(line) for line in (long_prose.LABELS_FOLDER / "readings" / f"{name}_readings.jsonl").open()]
     final = {label.key: label for label in long_prose.load_sample(name)}

@@ -111,49 +111,25 @@ def test_the_multiple_choice_dev_figures_are_those_recorded(mc_dev):
     assert set(mc_dev.answer_type) == {"choice_yes_no", "choice_values", "choice_text"}
 
 
-@needs_data
-@pytest.mark.parametrize("name, figures", [
-    # (right, read, committed, withheld), then the authors' GPT-4 extraction's (right, read). The first held-out samples
-    # were scored once with frozen rules (numeric 149/156, multiple choice 116/116; docs/extraction_precision.md) and
-    # are fitting data since; these are the current rules' figures there.
-    ("numeric_heldout_1", ((152, 152, 164, 0), (157, 173))),
-    ("mc_heldout_1", ((116, 116, 134, 12), (130, 143))),
-])
-def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
-    totals = mathvista.measures(mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name)))
-    assert ((totals["right"], totals["given"], totals["committed"], totals["withheld"]),
-            (totals["gpt4_right"], totals["gpt4_given"])) == figures
-
-
-@needs_data
-@pytest.mark.parametrize("name, figures", [
-    # The second held-out samples (retired since: mathvista.RETIRED), read blind by two readers (numeric 422 of 425 the same value, multiple choice 253 of
-    # 255 the same letter), their differences settled by a third, committed before the rules were frozen (48e77bf) and
-    # scored once with them: free form 260/267 = 97.38% (target 99.5%: missed), coverage 260/279 = 93.19% (target 95%:
-    # missed); multiple choice 166/167 = 99.40%, coverage 166/195 = 85.13%, 17 withheld. The authors' GPT-4
-    # extraction: 269/286 (coverage 96.42%) and 192/216 (98.46%). The rules before this fitting: 260/268 and 165/166.
-    ("numeric_heldout2", ((260, 267, 279, 0), (269, 286))),
-    ("mc_heldout2", ((166, 167, 195, 17), (192, 216))),
-])
-def test_the_second_held_out_figures_are_those_recorded(name, figures):
-    totals = mathvista.measures(mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name)))
-    assert ((totals["right"], totals["given"], totals["committed"], totals["withheld"]),
-            (totals["gpt4_right"], totals["gpt4_given"])) == figures
-
-
 @pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
 @needs_data
 @pytest.mark.parametrize("name, figures", [
-    # The third held-out samples (26 of the 252 free-form and 12 of the 216 multiple-choice answers are Qwen2.5-VL-7B's,
-    # from its VLMEvalKit file; its baseline is VLMEvalKit's GPT-4o-mini reading), read blind by two readers (251 of 252
-    # the same value, 216 of 216 the same letter), the one difference settled by a third, committed (ab1381e) before
-    # the rules were frozen (6166c3f) and scored once with them: free form 165/170 = 97.06% (target 99.5%: missed),
-    # coverage 165/175 = 94.29% (target 95%: missed); multiple choice 156/159 = 98.11%, coverage 156/170 = 91.76%,
-    # 12 withheld. The GPT extractions saved with the runs: 167/183 (coverage 95.43%) and 169/188 (99.41%).
-    ("numeric_heldout3", ((165, 170, 175, 0), (167, 183))),
-    ("mc_heldout3", ((156, 159, 170, 12), (169, 188))),
+    # (right, read, committed, withheld), then the GPT extraction saved with the run's (right, read): the MathVista
+    # authors' GPT-4, or VLMEvalKit's GPT-4o-mini for Qwen2.5-VL-7B's rows. Every earlier held-out sample is fitting data
+    # now; each was scored once with frozen rules first (docs/extraction_precision.md):
+    # - the first (numeric 149/156, multiple choice 116/116);
+    # - the second (48e77bf; two readers, differences settled by a third): free form 260/267 = 97.38%, coverage
+    #   260/279 = 93.19%; multiple choice 166/167 = 99.40%, coverage 166/195 = 85.13%, 17 withheld;
+    # - the third (6166c3f; 26 free-form and 12 multiple-choice answers of Qwen2.5-VL-7B): free form 165/170 = 97.06%,
+    #   coverage 165/175 = 94.29%; multiple choice 156/159 = 98.11%, coverage 156/170 = 91.76%, 12 withheld.
+    ("numeric_heldout_1", ((152, 152, 164, 0), (157, 173))),
+    ("mc_heldout_1", ((116, 116, 134, 12), (130, 143))),
+    ("numeric_heldout2", ((260, 267, 279, 0), (269, 286))),
+    ("mc_heldout2", ((167, 167, 195, 17), (192, 216))),
+    ("numeric_heldout3", ((166, 171, 175, 0), (167, 183))),
+    ("mc_heldout3", ((156, 157, 170, 14), (169, 188))),
 ])
-def test_the_third_held_out_figures_are_those_recorded(name, figures):
+def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
     totals = mathvista.measures(mathvista.read_sample(mathvista.load_sample(name), mathvista.sample_kind(name)))
     assert ((totals["right"], totals["given"], totals["committed"], totals["withheld"]),
             (totals["gpt4_right"], totals["gpt4_given"])) == figures
