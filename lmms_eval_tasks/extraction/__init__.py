@@ -16,7 +16,8 @@ Multiple choice (`extract_choice`) is read in two layers, after a copy of the op
 (A) 7 (B) 5 Answer: 1", the prompt repeated) is blanked. Every extractor reads a response only up to a later line that
 opens a new question or turn ("Question: ...", "Hint: ...", "Human: ...") and before its closing courtesies ("I hope
 this helps! Let me know if ..."): few-shot prompts make models go on with questions and answers of their own
-(`without_continuation`, `without_courtesy`); multiple choice also stops before a question the response makes up
+(`without_continuation`, `without_courtesy`); drawing code ("[asy] ... [/asy]") is not read either; multiple choice
+also stops before a question the response makes up
 after answering, recognised by a list of options of its own ("Answer: C\n\n1. A triangle ...?\n(A) 100 sq. feet\n(B)
 ..."; `without_invented_questions`).
 
@@ -41,7 +42,8 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
    an option's text, several letters ("A, C"; "A or C" and "B/C" are hedges), the option list, a null
    answer ("N/A", "none of the options"), a letter that is not an option, or a letter followed by
    another option's text. The last commitment decides; if it contradicts an earlier one, it wins only
-   when a correction ("wait", "actually", "on second thought", ...) stands between them, else the
+   when a correction ("wait", "actually", "on second thought", "But since 80° is not the correct angle", ...) stands
+   between them, else the
    response contradicts itself; a letter that a committing rule also reads is committed by that rule. Earlier readings
    that choose nothing do not contradict it: letters that are no option, read by a rule other than an answer statement
    ("P, Q, and R lie on the same line", "choose M and N"), the options written out under a statement ("the closest
@@ -92,8 +94,10 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
    ends on another option's value ("AB = ... = 10m + 10m = 20m.\nSo the correct choice is (C)." where (B) is 20m), or
    after a concluding sentence that lists another option's values in order where every option lists several ("...
    are 2.48, -0.46 and 0.44, respectively. The correct answer is (D)."), contradict themselves; a stated letter whose
-   working's last calculation ends on another option's value is withheld (`explained_otherwise`). Two options of the
-   same text ("18" and "18") are neither named by it. A
+   working's last calculation ends on another option's value is withheld (`explained_otherwise`). So does a letter
+   after a sentence that calls another option the only one that fits ("Only option (B) has the same number ... So the
+   answer is (A)."), and a letter written with another option's text spaced otherwise ("(C) 45.2% - 65.6%" where (B)
+   is "45.2%-65.6%"). Two options of the same text ("18" and "18") are neither named by it. A
    stated number that is exactly one option's value answers by it ("x = \\boxed{26} cm" where (D) is "26.0").
 2. Without a commitment: a letter the response states anywhere, with its own option's text, as what something is
    ("... the organisms most affected are (C) Snake and raccoon.", "Therefore, the degree of ∠DAE is (D) 60°.", "... is

@@ -51,6 +51,14 @@ def _past_own_letter(letter: str, words: list[str]) -> list[str]:
     return words[1:] if len(words) > 1 and words[0] == letter.lower() else _without_article(words)
 
 
+ONLY_ONE = re.compile(r"(?i)\bonly\s+(?:the\s+)?(?:option\s+|choice\s+)?")  # "only option (B) has", "only 180 degrees is"
+ONLY_VERB = re.compile(r"(?i)[ \t]*(?:degrees?\s+|°\s*)?(?:has|have|is|are|matches|match|fits|fit|shows|satisfies|gives|meets)\b")
+
+
+def _spaceless(text: str) -> str:
+    return re.sub(r"\s+", "", text).rstrip(".!").lower()
+
+
 CALCULATION_END = re.compile(r"[ \t]*(?:[A-Za-z°%]+\.?[ \t]*)?[.!]?[\s*`]*")  # "20m.", "29 units.", "36\n```"
 
 
@@ -141,6 +149,11 @@ class Guards:
         own = any(self.option_at(a, e, only=letter) is not None for a, e in zip(after, ends))
         other = any((named := self.option_at(a, e)) is not None and named[0] != letter
                     and self.option_at(a, e, only=letter) != (letter, named[1]) for a, e in zip(after, ends))
+        # the rest of the line is an option's text but for its spacing: "(C) 45.2% - 65.6%." where (B) is "45.2%-65.6%"
+        written = {_spaceless(self.text[a:e]) for a, e in zip(after, ends)}
+        own = own or _spaceless(self.options.get(letter, "")) in written
+        other = other or any(_spaceless(text) in written for option, text in self.options.items()
+                             if option != letter and _spaceless(text) != _spaceless(self.options.get(letter, "")))
         return other and not own
 
     def foreign_value(self, commitment) -> bool:
@@ -416,6 +429,8 @@ class Guards:
         ends = [0] + [m.end() for m in SENTENCE_END.finditer(self.text, 0, start)]
         sentence_start = ends[-1]
         previous = next((e for e in reversed(ends[:-1]) if self.text[e:sentence_start].strip()), None)
+        if previous is not None and (only := self.only_one(previous, sentence_start)) not in (None, letter):
+            return only  # "Only option (B) has the same number ... as the image. So the answer is (A)."
         if previous is None or any(t.strong for t in self.tokens(previous, sentence_start)) \
                 or NAMED_LETTER.search(self.text, previous, sentence_start):
             return None  # a letter written as an option's there ("(B) is 2."; not "angle C is 40°")
@@ -438,6 +453,16 @@ class Guards:
         if any(own == letter for own, _, _ in self.option_occurrences(own_from, len(self.text))):
             return None
         return named.pop()
+
+    def only_one(self, start: int, end: int) -> str | None:
+        """The option a sentence says is the only one that fits: "Only option (B) has the same number of circles",
+        "Of the choices given, only 180 degrees is greater than 90 degrees" (where (D) is 180); None otherwise."""
+        for only in ONLY_ONE.finditer(self.text, start, end):
+            token = self.token_at(only.end(), end)
+            named = (token.letter, token.end) if token is not None and token.strong else self.option_at(only.end(), end)
+            if named is not None and ONLY_VERB.match(self.text, named[1], end):
+                return named[0]
+        return None
 
     def counted_result(self, letter: str, start: int, end: int) -> str | None:
         """Where every option is a value, the other option whose value a concluding sentence ("Therefore, there are 3
@@ -474,7 +499,7 @@ class Guards:
 
     def nearer_values(self, letter: str, start: int) -> str | None:
         """The one other option whose values the letter's line (from the letter stated at or after start) gives
-        nearly, each within 10%, where it does not give the letter's own so, and every option and that line give as many
+        exactly, or nearly, each within 10%, where it does not give the letter's own so, and every option and that line give as many
         values: "(A) -0.1, -1.35, 0.946" where (A) is -0.10, -0.51, 0.91 and (B) -0.10, -1.32, 0.91."""
         token = self.first_token(letter, start, len(self.text))
         if token is None:
@@ -487,6 +512,9 @@ class Guards:
         def near(option: str) -> bool:
             return all(abs(a - b) <= 0.1 * max(abs(a), abs(b)) for a, b in zip(stated, values[option]))
 
+        exact = [option for option in values if option != letter and stated == values[option]]
+        if len(exact) == 1 and stated != values[letter]:
+            return exact[0]  # "(C) 45.2% - 65.6%" where (B) is 45.2%-65.6% and (C) 42.2%-62.6%: (B)'s values exactly
         others = [option for option in values if option != letter and near(option)]
         return others[0] if len(others) == 1 and not near(letter) else None
 

@@ -15,6 +15,8 @@ LATEX_DELIMITER = re.compile(r"\$+|\\[()\[\],;! ]|\\[a-zA-Z]+")
 BOLD_LETTER = re.compile(r"(\*\*|__)[ \t]*\(?([A-Za-z])\)?[ \t]*\1")  # "**B**" is written as an option label: "(B)"
 EMPHASIS = re.compile(r"\*\*|__|`+|(?<![\w*])\*(?=[^\s*])|(?<=[^\s*])\*(?![\w*])")
 LINE_DECORATION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*•][ \t]+)", re.MULTILINE)
+# Drawing code a response embeds ("[asy] pair A,B; draw(A--B); [/asy]", bard's MathVista geometry): a figure, not words.
+DRAWING_CODE = re.compile(r"\[asy\].*?(?:\[/asy\]|\Z)", re.IGNORECASE | re.DOTALL)
 SPECIAL_TOKENS = re.compile(r"<\|[a-z_]{2,20}\|>|</?s>|<br\s*/?>|<(?:end_of_turn|start_of_turn|eos|bos|pad|unk)>", re.IGNORECASE)
 CJK_BEFORE_LATIN = re.compile(r"([\u3400-\u9fff])(?=[A-Za-z0-9(])")
 # A line that opens a new question or a new turn ends the response's own answer: few-shot prompts make some models
@@ -25,7 +27,8 @@ CONTINUATION = re.compile(r"\n[ \t*#>]*(?:Question|Hint|Human)[ \t*]*:")
 # the response's own words, and a reader of its last sentences must not take them for the conclusion.
 COURTESY_SENTENCE = re.compile(r"(?im)(?:(?<=[.!?])[ \t]+|^[ \t]*)(?:is\s+there\s+anything|i\s+hope\s+this|hope\s+this\s+helps|"
                                r"let\s+me\s+know\s+if|please\s+let\s+me\s+know|feel\s+free\s+to|"
-                               r"do\s+you\s+have\s+(?:any\s+)?(?:other|more|further|additional)\s+questions)\b")
+                               r"do\s+you\s+have\s+(?:any\s+)?(?:other|more|further|additional)\s+questions|"
+                               r"do\s+you\s+want\s+(?:me\s+)?to\s+(?:try|see|solve|do)\s+(?:another|other|more))\b")
 COURTESY_WORDS = 40  # a courtesy followed by more than this is no closing
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
@@ -74,13 +77,14 @@ def without_courtesy(text: str) -> str:
 
 
 def prepare(response: str) -> str:
-    """The response without reasoning blocks, without a continuation of new questions (`without_continuation`) and
+    """The response without reasoning blocks and drawing code ("[asy] ... [/asy]"), without a continuation of new questions (`without_continuation`) and
     without closing courtesies (`without_courtesy`),
     full-width forms folded ("（Ｂ）" is "(B)"), LaTeX wrappers,
     markdown emphasis and line decoration (headings, bullets, quotes) removed, curly quotes made straight;
     a bold letter ("**B**") becomes a bracketed one, and a Chinese character is spaced from a Latin letter, digit
     or bracket after it ("答案为D" is "答案为 D")."""
     text = SPECIAL_TOKENS.sub(" ", unicodedata.normalize("NFKC", strip_reasoning(response)).translate(QUOTES))
+    text = DRAWING_CODE.sub(" ", text)
     text = without_courtesy(without_continuation(text))
     text = LATEX_FRACTION.sub(r"(\1)/(\2)", text)
     text = boxed_marked(text)

@@ -168,6 +168,8 @@ REVISION = re.compile(
     r"double[- ]check\w*|let\s+me\s+(?:check|verify|look|think|correct|fix)\w*|looking\s+(?:again|more\s+closely|closer)|"
     r"(?:made|make)\s+(?:a|an)\s+(?:mistake|error)|mistake|mistaken|misread|apologi[sz]e|i\s+was\s+wrong|"
     r"that(?:'s|\s+is)\s+(?:wrong|incorrect|not\s+right)|correcting|instead)\b|(?:^|[.!?,]\s*)no[,.!:]"
+    # "But since 80° is not the correct supplementary angle, the correct answer is: (A)": the earlier answer rejected
+    r"|\b(?:but|however)\b[^.!?\n]{0,80}?\b(?:is\s+not|isn't|was\s+not|wasn't)\s+(?:the\s+)?(?:correct|right|valid)\b"
 )
 NULL_ANSWER = re.compile(
     r"(?i)(?P<none_fit>none\b|neither\b|no\s+(?:correct\s+|valid\s+|right\s+|matching\s+)?(?:answer|option|choice)s?\b|"
