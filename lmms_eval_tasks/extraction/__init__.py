@@ -145,8 +145,10 @@ five snowmen.", "So Tim needs $85."; conclusion), the one number the response st
 (stated_number), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
 response that neither refuses nor supposes; what follows the answer as new questions of its own ("Question: ...",
 a few-shot continuation) and closing courtesies ("I hope this helps!", "Do you have other questions for me?") are not read. A sentence that supposes ("If ...", "For example"),
-refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T") or a change
-without its sign ("a decrease of $1.00") states no result, and a response cut inside a formula is truncated.
+refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T"), a change
+without its sign ("a decrease of $1.00"), counts of two kinds of thing ("1 green block and 2 brown cylinders") or
+values given "respectively" states no result; a response cut inside a formula, or a number of more than 20 digits
+(a generation running away: "0.0000..."), is truncated.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

@@ -139,7 +139,8 @@ NO_VALUE = re.compile(r"(?i)\b(?:does\s+not|doesn't)\s+exist\b|\bis\s+(?:undefin
 # An expression in words: "the total number of objects minus 10 minus 5".
 WORDED_EXPRESSION = re.compile(r"(?i)\b(?:minus|plus|times|divided\s+by|multiplied\s+by)\b")
 RELATIVE_BEFORE = re.compile(r"(?i)\b(?:which|that|who)\s*$")  # "..., which is 296, ...": a description, not the result
-QUANTITY_LIST = re.compile(r"\b\d+(?:\.\d+)?[ \t]+[a-z][a-z -]{0,40}?[ \t]+and[ \t]+\d+(?:\.\d+)?[ \t]+[a-z]")
+_COUNT = r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)"
+QUANTITY_LIST = re.compile(rf"(?i)\b{_COUNT}[ \t]+[a-z][a-z -]{{0,40}}?[ \t]+and[ \t]+{_COUNT}[ \t]+[a-z]")
 # A sentence that only announces a result ("Calculating this expression will give us the field at r=2.00 R_2.").
 GIVEN_ONLY = re.compile(r"(?i)\b(?:will|would|can|could)\s+(?:give|yield|get|find|determine|calculate)\b")
 
@@ -214,11 +215,19 @@ def _stated_numbers(text: str) -> set[str] | None:
     """The numbers the sentences of a text state results to be; None when one of them leaves a number open."""
     stated = set()
     for sentence in SENTENCE_SPLIT.split(text):
-        values = None if RANGE_IN.search(sentence) else _answers(sentence)
+        values = None if RANGE_IN.search(sentence) or _several_values(sentence) else _answers(sentence)
         if values is None:
             return None
         stated |= values
     return stated
+
+
+def _several_values(sentence: str) -> bool:
+    """Whether a sentence gives one value for each of several things and adds nothing up: it counts two kinds of
+    thing ("There are 1 green matte block and 2 tiny brown cylinders left.", "two large objects ... and two tiny gray
+    metal objects"), or gives values "respectively" ("The sums are 2.85 and 3.1, respectively.")."""
+    numbers = len(NUMBER.findall(sentence))
+    return bool(QUANTITY_LIST.search(sentence)) and numbers <= 2 or bool(RESPECTIVELY.search(sentence)) and numbers >= 2
 
 
 def _unbound(text: str) -> list[re.Match]:
@@ -244,7 +253,7 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset()) -> Extr
     expression, supposes or refuses, or gives a change without its sign ("a decrease of 1.00")."""
     if HYPOTHETICAL.search(sentence) or NO_NUMBER.search(sentence) or REFUSAL.search(sentence) or RANGE_IN.search(sentence):
         return None
-    if QUANTITY_LIST.search(sentence) and len(NUMBER.findall(sentence)) == 2:
+    if _several_values(sentence):
         return None  # "there are 0 small cyan cubes and 0 large yellow rubber cubes left": two counts, no total
     connective = list(CONNECTIVE.finditer(sentence))
     after = sentence[connective[-1].end() :] if connective else sentence  # "Since there are 6 racks ..., so 3 ..."
@@ -263,7 +272,20 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset()) -> Extr
     return Extraction(values.pop(), "numeric", "conclusion") if len(values) == 1 else None
 
 
+RESPECTIVELY = re.compile(r"(?i)\brespectively\b")
+RUNAWAY_DIGITS = 20  # a number of more digits is generation running away ("0.000000..."), not an answer
+
+
 def extract_number(response: str, question: str | None = None) -> Extraction:
+    """The number a response answers (`_read_number`); a number of more than RUNAWAY_DIGITS digits is a generation
+    that ran away ("The answer is 0.0000000000..."), truncated rather than an answer."""
+    read = _read_number(response, question)
+    if read.found and sum(c.isdigit() for c in read.prediction) > RUNAWAY_DIGITS:
+        return abstain(read.rule, "truncated")
+    return read
+
+
+def _read_number(response: str, question: str | None = None) -> Extraction:
     """A number: from the last 'Answer:' line or \\boxed{}, else the whole response if it is one number (units
     allowed), else a last line that is only a number, a closing calculation, a "final value" or 'answer is/='
     statement, a concluding sentence that states one number, else the only distinct number in a response that

@@ -848,3 +848,22 @@ def test_a_sentence_ending_on_an_option_text_that_shares_most_words_commits(fami
 ])
 def test_a_sentence_ending_on_an_option_text_that_hedges_or_asks_does_not_commit(family, response):
     assert extract_choice(response, SHARED_WORDS[family]).prediction is None
+
+
+def test_a_number_that_runs_away_is_truncated_not_an_answer():
+    read = extract_number("The answer is 0." + "0" * 200)
+    assert (read.prediction, read.reason) == (None, "truncated")
+    assert extract_number("The answer is 0.000001.").prediction == "0.000001"
+
+
+@pytest.mark.parametrize("response", [
+    "There are 1 green matte block and 2 tiny brown cylinders left after subtracting all yellow matte blocks.",
+    "There are two large objects behind the shiny double bus and two tiny gray metal objects.",
+    "The sums for the two groups are 2.85 and 3.1, respectively.",
+])
+def test_counts_of_two_things_or_values_given_respectively_answer_no_one_number(response):
+    assert extract_number(response).prediction is None
+
+
+def test_two_counts_added_up_still_answer():
+    assert extract_number("There are 3 red cubes and 4 blue cubes, so there are 7 cubes in total.").prediction == "7"
