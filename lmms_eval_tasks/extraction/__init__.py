@@ -23,7 +23,8 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
 
 1. Commitments, the places where a response states its answer:
      answer_line       an "Answer: X" line (the CoT format), "Final answer: X", "Answer: (B" cut short, "答案:X"
-     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X", "所以答案是X";
+     answer_statement  "the (correct|best|closest) answer/option (letter) is X", "答案是 X", "正确答案是：X",
+                       "所以答案是X";
                        a last sentence that says the thing asked for is X, the letter ending the text ("Therefore,
                        the most aerodynamic shape is (A).", "The odd-one-out is (H).", not "... for (C) C is (C).")
      choice_statement  "my choice: X", "I'd go with X";  so_statement "So, X.";  verdict "Conclusion: X"
@@ -144,7 +145,8 @@ statement, the last sentence when it states one result ("Therefore, the range is
 five snowmen.", "So Tim needs $85."; conclusion), the one number the response states a result to be
 (stated_number), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
 response that neither refuses nor supposes; what follows the answer as new questions of its own ("Question: ...",
-a few-shot continuation) and closing courtesies ("I hope this helps!", "Do you have other questions for me?") are not read. A sentence that supposes ("If ...", "For example"),
+a few-shot continuation) and closing courtesies ("I hope this helps!", "Do you have other questions for me?") are
+not read. A sentence that supposes ("If ...", "For example"),
 refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T"), a change
 without its sign ("a decrease of $1.00"), counts of two kinds of thing ("1 green block and 2 brown cylinders") or
 values given "respectively" states no result; a response cut inside a formula, or a number of more than 20 digits
