@@ -31,6 +31,7 @@ share of the answers that state a letter for which one is committed, and the let
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import random
@@ -119,35 +120,40 @@ def m3cot_items(data: Path = real.DATA_FOLDER) -> list[Item]:
             for (file, id_), (options, response) in sorted(real.load_responses(files, data).items())]
 
 
+def mathvista_records(path: Path):
+    """(line number, record) of a MathVista run file, one JSON object a line."""
+    with gzip.open(path, "rt") as handle:
+        for number, line in enumerate(handle, 1):
+            yield number, json.loads(line)
+
+
 def mathvista_items(data: Path = MATHVISTA_FOLDER) -> list[Item]:
     """Every MathVista response of every run, as Items."""
     items = []
     for path in sorted(data.glob("*.jsonl.gz")):
         run = path.name.removesuffix(".jsonl.gz")
-        with gzip.open(path, "rt") as handle:
-            for number, line in enumerate(handle, 1):
-                record = json.loads(line)
-                try:
-                    choices = record["choices"] if record["question_type"] == "multi_choice" else None
-                    items.append(Item(item_key(MATHVISTA, run, str(record["pid"])), MATHVISTA, run, str(record["pid"]),
-                                      str(record["response"] or ""), tuple(str(c) for c in choices or ()),
-                                      str(record["question"]), record["answer_type"], record.get("precision"),
-                                      record.get("unit")))
-                except KeyError as error:
-                    raise real.LabelError(f"{path}:{number}: missing field {error.args[0]!r}") from None
+        for number, record in mathvista_records(path):
+            try:
+                choices = record["choices"] if record["question_type"] == "multi_choice" else None
+                items.append(Item(item_key(MATHVISTA, run, str(record["pid"])), MATHVISTA, run, str(record["pid"]),
+                                  str(record["response"] or ""), tuple(str(c) for c in choices or ()),
+                                  str(record["question"]), record["answer_type"], record.get("precision"),
+                                  record.get("unit")))
+            except KeyError as error:
+                raise real.LabelError(f"{path}:{number}: missing field {error.args[0]!r}") from None
     return items
 
 
-def vlmevalkit_items(data: Path = VLMEVALKIT_FOLDER, mathvista: Path = MATHVISTA_FOLDER) -> list[Item]:
+@functools.lru_cache(maxsize=4)
+def vlmevalkit_items(data: Path = VLMEVALKIT_FOLDER, mathvista: Path = MATHVISTA_FOLDER) -> tuple[Item, ...]:
     """Every row of every VLMEvalKit prediction file under `data` (its scoring files skipped), as Items: options as
     postprocess's importer reads them (letter columns, MathVista's `choices`, LogicVista's question); a MathVista row
-    is free form when it has no options, with the `precision` and `unit` of its pid in the MathVista data."""
+    is free form when it has no options, with the `precision` and `unit` of its pid in the MathVista data. Read once
+    per folder pair: the spreadsheets take seconds, and every labelled sample that names them asks again."""
     from postprocess.logs.imports.vlmevalkit import is_scoring_file, split_vlmevalkit_name, vlmevalkit_table
 
-    benchmark = {}
-    if mathvista.is_dir():
-        for record in _mathvista_records(sorted(mathvista.glob("*.jsonl.gz"))[0]):
-            benchmark[str(record["pid"])] = record
+    runs = sorted(mathvista.glob("*.jsonl.gz")) if mathvista.is_dir() else []
+    benchmark = {str(record["pid"]): record for _, record in mathvista_records(runs[0])} if runs else {}
     items = []
     for path in sorted(data.rglob("*.xlsx")):
         frame = pd.read_excel(path)
@@ -163,13 +169,7 @@ def vlmevalkit_items(data: Path = VLMEVALKIT_FOLDER, mathvista: Path = MATHVISTA
                               tuple(str(option) for option in row.options),
                               facts.get("question", getattr(row, "question", None)), getattr(row, "answer_type", None),
                               facts.get("precision"), facts.get("unit")))
-    return items
-
-
-def _mathvista_records(path: Path):
-    with gzip.open(path, "rt") as handle:
-        for line in handle:
-            yield json.loads(line)
+    return tuple(items)
 
 
 def _draw(items: list[Item], per_file: int, share: float, seed: int, exclude: set[str]) -> list[Item]:
@@ -199,7 +199,7 @@ def draw(kind: str, per_file: int, share: float, seed: int, exclude: set[str], m
     answers of any length)."""
     if kind not in KINDS:
         raise ValueError(f"unknown draw kind {kind!r}")
-    imported = vlmevalkit_items(vlmevalkit, mathvista) if vlmevalkit is not None else []
+    imported = list(vlmevalkit_items(vlmevalkit, mathvista)) if vlmevalkit is not None else []
     of_mathvista = mathvista_items(mathvista)
     on_mathvista = of_mathvista + [item for item in imported if item.dataset == MATHVISTA_DATASET]
     if kind == "long_mc":

@@ -30,7 +30,6 @@ predictions), read the same way; the `gpt4` columns hold whichever GPT extractio
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from dataclasses import dataclass
@@ -142,10 +141,8 @@ def load_records(runs: set[str], data: Path = DATA_FOLDER, vlmevalkit: Path = lo
         path = data / f"{run}.jsonl.gz"
         if not path.exists():
             raise real.LabelError(f"{path}: no such data file (named by a label's field 'key')")
-        with gzip.open(path, "rt") as handle:
-            for line in handle:
-                record = json.loads(line)
-                found[long_prose.item_key(long_prose.MATHVISTA, run, str(record["pid"]))] = record
+        for _, record in long_prose.mathvista_records(path):
+            found[long_prose.item_key(long_prose.MATHVISTA, run, str(record["pid"]))] = record
     return found
 
 
@@ -153,16 +150,13 @@ def vlmevalkit_records(vlmevalkit: Path = long_prose.VLMEVALKIT_FOLDER, data: Pa
     """key -> a MathVista-shaped record of every MathVista_MINI row of the VLMEvalKit files under `vlmevalkit`:
     the response, choices, answer_type and precision (long_prose.vlmevalkit_items) and, as `extraction`, VLMEvalKit's
     GPT-4o-mini reading from the scoring file beside the predictions (None where there is none)."""
-    from postprocess.logs.imports.vlmevalkit import harness_reading, is_scoring_file, split_vlmevalkit_name
+    from postprocess.logs.imports.vlmevalkit import harness_reading, is_scoring_file, model_folder
 
-    readings: dict[str, dict] = {}
+    readings: dict[str, dict] = {}  # the model (its folder, as vlmevalkit_items names it) -> index -> VLMEvalKit's reading
     for path in sorted(vlmevalkit.rglob(f"*_{long_prose.MATHVISTA_DATASET}_*.xlsx")):
         frame = pd.read_excel(path)
         if is_scoring_file(frame):
-            model = split_vlmevalkit_name(path.with_name(path.name.split(f"_{long_prose.MATHVISTA_DATASET}_")[0]
-                                                         + f"_{long_prose.MATHVISTA_DATASET}.xlsx"))[0]
-            reading = harness_reading(frame, long_prose.MATHVISTA_DATASET)["harness_prediction"]
-            readings[model] = reading.to_dict()
+            readings[model_folder(path)] = harness_reading(frame, long_prose.MATHVISTA_DATASET)["harness_prediction"].to_dict()
     found = {}
     for item in long_prose.vlmevalkit_items(vlmevalkit, data):
         if item.dataset != long_prose.MATHVISTA_DATASET:

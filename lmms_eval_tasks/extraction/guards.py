@@ -151,10 +151,9 @@ class Guards:
                     and self.option_at(a, e, only=letter) != (letter, named[1]) for a, e in zip(after, ends))
         # the rest of the line is an option's text but for its spacing: "(C) 45.2% - 65.6%." where (B) is "45.2%-65.6%"
         written = {_spaceless(self.text[a:e]) for a, e in zip(after, ends)}
-        own = own or _spaceless(self.options.get(letter, "")) in written
-        other = other or any(_spaceless(text) in written for option, text in self.options.items()
-                             if option != letter and _spaceless(text) != _spaceless(self.options.get(letter, "")))
-        return other and not own
+        own_text = _spaceless(self.options.get(letter, ""))
+        other_texts = {_spaceless(text) for option, text in self.options.items() if option != letter} - {own_text}
+        return (other or bool(other_texts & written)) and not (own or own_text in written)
 
     def foreign_value(self, commitment) -> bool:
         """Whether a commitment's one letter is written with a value ("(A) 40°") while no option's text holds a number."""
@@ -499,7 +498,7 @@ class Guards:
 
     def nearer_values(self, letter: str, start: int) -> str | None:
         """The one other option whose values the letter's line (from the letter stated at or after start) gives
-        exactly, or nearly, each within 10%, where it does not give the letter's own so, and every option and that line give as many
+        nearly, each within 10%, where it does not give the letter's own so, and every option and that line give as many
         values: "(A) -0.1, -1.35, 0.946" where (A) is -0.10, -0.51, 0.91 and (B) -0.10, -1.32, 0.91."""
         token = self.first_token(letter, start, len(self.text))
         if token is None:
@@ -512,9 +511,6 @@ class Guards:
         def near(option: str) -> bool:
             return all(abs(a - b) <= 0.1 * max(abs(a), abs(b)) for a, b in zip(stated, values[option]))
 
-        exact = [option for option in values if option != letter and stated == values[option]]
-        if len(exact) == 1 and stated != values[letter]:
-            return exact[0]  # "(C) 45.2% - 65.6%" where (B) is 45.2%-65.6% and (C) 42.2%-62.6%: (B)'s values exactly
         others = [option for option in values if option != letter and near(option)]
         return others[0] if len(others) == 1 and not near(letter) else None
 
