@@ -38,6 +38,7 @@ from .extraction import (
     Extraction,
     extract_answer_part,
     extract_choice,
+    extract_list,
     extract_number,
     extract_yes_no,
     normalise_text,
@@ -100,6 +101,8 @@ def extract(question: Question, response: str) -> Extraction:
         return extract_yes_no(response)
     if question.kind == NUMERIC and question.answer_type in ("integer", "float"):
         return extract_number(response, question.text)
+    if question.kind == NUMERIC and question.answer_type == "list":
+        return extract_list(response)
     return extract_answer_part(response)
 
 

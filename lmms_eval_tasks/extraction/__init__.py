@@ -135,7 +135,9 @@ names the options without choosing: neither is a mention.
 
 Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_answer_part`) take the
 answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
-answers abstain, and a lone option letter answering an open question is out_of_range. Given the question, the numbers it
+answers abstain, and a lone option letter answering an open question is out_of_range. A list of numbers
+(`extract_list`) is the answer part's last bracketed list, or the part when it is only numbers; numbers in prose state
+none. Given the question, the numbers it
 gives are not taken for a conclusion's answer where it states several ("Linda will spend $6.80 to buy 0.9 pounds"); a
 ratio stated as one is its value ("the ratio ... is 3:2" is 1.5); a conclusion that no number answers ("the limit does
 not exist") and an answer in words of arithmetic ("the total minus 10 minus 5") give none. A number is read, in this
@@ -187,13 +189,13 @@ from .normalise import (
     without_continuation,
     without_option_echo,
 )
-from .open_answers import extract_answer_part, extract_number, extract_yes_no
+from .open_answers import extract_answer_part, extract_list, extract_number, extract_yes_no
 from .vocabulary import FUNCTION_WORDS, LETTER, NUMBER, parse_number
 
 __all__ = [
     "ABSTAIN_REASONS", "ANSWER_STATEMENT_RULES", "COMMITTING_CHOICE_RULES", "EXPLAINED_WORDS", "EXTERNAL", "FUNCTION_WORDS", "JUDGE", "LETTER",
     "NUMBER", "READING", "RULE_TIERS", "RULES", "STRICT", "TIERS", "WORKING_WORDS", "Extraction", "Rule", "abstain",
-    "describe", "extract_answer_part", "extract_choice", "extract_number", "extract_yes_no", "final_answer_segment",
+    "describe", "extract_answer_part", "extract_choice", "extract_list", "extract_number", "extract_yes_no", "final_answer_segment",
     "normalise_text", "parse_number", "prepare", "strip_reasoning", "tier_of", "without_continuation",
     "without_option_echo",
 ]

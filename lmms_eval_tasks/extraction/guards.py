@@ -33,6 +33,7 @@ from .vocabulary import (
     _content_words,
     _named_letters,
     _without_article,
+    _words,
     parse_number,
 )
 
@@ -57,6 +58,11 @@ ONLY_VERB = re.compile(r"(?i)[ \t]*(?:degrees?\s+|°\s*)?(?:has|have|is|are|matc
 
 def _spaceless(text: str) -> str:
     return re.sub(r"\s+", "", text).rstrip(".!").lower()
+
+
+def _word_bag(text: str) -> tuple[str, ...]:
+    """A text's words in sorted order, to compare texts that differ only in the order of their words."""
+    return tuple(sorted(w for w, _, _ in _words(text)))
 
 
 CALCULATION_END = re.compile(r"[ \t]*(?:[A-Za-z°%]+\.?[ \t]*)?[.!]?[\s*`]*")  # "20m.", "29 units.", "36\n```"
@@ -153,7 +159,13 @@ class Guards:
         written = {_spaceless(self.text[a:e]) for a, e in zip(after, ends)}
         own_text = _spaceless(self.options.get(letter, ""))
         other_texts = {_spaceless(text) for option, text in self.options.items() if option != letter} - {own_text}
-        return (other or bool(other_texts & written)) and not (own or own_text in written)
+        # or it is another option's words in another order: "(B) No lawyers are brokers." where (D) is "No brokers are
+        # lawyers" and (B) "No lawyers are bankers"
+        written_words = {_word_bag(self.text[a:e]) for a, e in zip(after, ends)} - {()}
+        own_words = _word_bag(self.options.get(letter, ""))
+        other_words = {_word_bag(text) for option, text in self.options.items() if option != letter} - {own_words, ()}
+        return (other or bool(other_texts & written) or bool(other_words & written_words)) \
+            and not (own or own_text in written or own_words in written_words)
 
     def foreign_value(self, commitment) -> bool:
         """Whether a commitment's one letter is written with a value ("(A) 40°") while no option's text holds a number."""
@@ -427,6 +439,8 @@ class Guards:
         about that option."""
         ends = [0] + [m.end() for m in SENTENCE_END.finditer(self.text, 0, start)]
         sentence_start = ends[-1]
+        if (leading := self.said_before(letter, sentence_start, start)) is not None:
+            return leading
         previous = next((e for e in reversed(ends[:-1]) if self.text[e:sentence_start].strip()), None)
         if previous is not None and (only := self.only_one(previous, sentence_start)) not in (None, letter):
             return only  # "Only option (B) has the same number ... as the image. So the answer is (A)."
@@ -452,6 +466,19 @@ class Guards:
         if any(own == letter for own, _, _ in self.option_occurrences(own_from, len(self.text))):
             return None
         return named.pop()
+
+    def said_before(self, letter: str, sentence_start: int, start: int) -> str | None:
+        """The other option whose text the statement's own sentence names before it, the only option it names there, where
+        the response does not name the letter's own text from that sentence on and no letter is written before the
+        statement ("... making it acute, and the answer to the question is B." where (D) is acute)."""
+        occurrences = self.option_occurrences(sentence_start, start)
+        named = {other for other, _, _ in occurrences}
+        if len(named) != 1 or letter in named or NEGATION_WORD.search(self.text, sentence_start, start) \
+                or any(t.strong for t in self.tokens(sentence_start, start)) \
+                or any(own == letter for own, _, _ in self.option_occurrences(sentence_start, len(self.text))):
+            return None
+        other = named.pop()  # not part of the letter's own text: "acute" of (B) "acute angle"
+        return None if _spaceless(self.options[other]) in _spaceless(self.options.get(letter, "")) else other
 
     def only_one(self, start: int, end: int) -> str | None:
         """The option a sentence says is the only one that fits: "Only option (B) has the same number of circles",

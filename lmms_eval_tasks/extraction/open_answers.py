@@ -276,12 +276,23 @@ RESPECTIVELY = re.compile(r"(?i)\brespectively\b")
 RUNAWAY_DIGITS = 20  # a number of more digits is generation running away ("0.000000..."), not an answer
 
 
+YEAR_ASKED = re.compile(r"(?i)\b(?:which|what)\s+year\b")
+YEAR = re.compile(r"(?<![\d.,$])(?:1[6-9]\d\d|20\d\d)(?![\d%]|[.,]\d)")  # "in 2013", not "$2013" or "2013.5"
+PROSE_RULES = frozenset({"conclusion", "stated_number", "only_number"})  # not "Therefore, the answer is 6.": said so
+
+
 def extract_number(response: str, question: str | None = None) -> Extraction:
     """The number a response answers (`_read_number`); a number of more than RUNAWAY_DIGITS digits is a generation
-    that ran away ("The answer is 0.0000000000..."), truncated rather than an answer."""
+    that ran away ("The answer is 0.0000000000..."), truncated rather than an answer. Where the question asks which
+    year, a number read from prose that is no year is the value of the year the response names: its last sentence's
+    one year is the answer ("In 2012, the share ... was 88%." is 2012), and without one year there none is read."""
     read = _read_number(response, question)
     if read.found and sum(c.isdigit() for c in read.prediction) > RUNAWAY_DIGITS:
         return abstain(read.rule, "truncated")
+    if read.found and read.rule in PROSE_RULES and YEAR_ASKED.search(question or "") \
+            and not YEAR.fullmatch(read.prediction.lstrip("+")):
+        years = set(YEAR.findall(_conclusion(_first_answer(prepare(response)))))
+        return Extraction(years.pop(), "numeric", read.rule) if len(years) == 1 else abstain("number", "no_answer")
     return read
 
 
@@ -372,3 +383,27 @@ def extract_answer_part(response: str) -> Extraction:
     if rule == "whole" and (REFUSAL.search(text) or UNCERTAIN.search(text)) and not re.search(r"\d", text):
         return abstain(rule, "refusal")
     return Extraction(segment, "exact", rule)
+
+
+_LISTED = NUMBER.pattern
+BRACKETED_NUMBERS = re.compile(rf"\[\s*(?:{_LISTED})(?:\s*,\s*(?:{_LISTED}))*\s*\]")
+ONLY_NUMBERS = re.compile(rf"[^\w+\-.]*(?:{_LISTED})(?:\s*[%°]?\s*(?:,|;|and|&)\s*(?:{_LISTED}))*\s*[%°]?[\s.!]*")
+
+
+def extract_list(response: str) -> Extraction:
+    """For answers that are a list of numbers: in the answer part (`extract_answer_part`), its last bracketed list ("The
+    final list is [1, 2, 3, 4]."), else the part if it is only numbers ("2014, 2016"). A part that writes numbers in
+    prose ("The peak was in 2014, with 8.1 units for women and 10.8 for men.") states no list these rules can tell
+    from its other numbers (no_answer), and one without numbers answers none (refusal or no_answer)."""
+    part = extract_answer_part(response)
+    if not part.found:
+        return part
+    segment = part.prediction
+    if listed := BRACKETED_NUMBERS.findall(segment):
+        return Extraction(listed[-1], "exact", part.rule)
+    if ONLY_NUMBERS.fullmatch(segment):
+        return part
+    if NUMBER.search(segment):
+        return abstain(part.rule, "no_answer")
+    return abstain(part.rule, "refusal" if REFUSAL.search(segment) or UNCERTAIN.search(segment) else "no_answer")
+

@@ -10,6 +10,7 @@ from lmms_eval_tasks.extraction import (
     FUNCTION_WORDS,
     Extraction,
     extract_answer_part,
+    extract_list,
     extract_choice,
     extract_number,
     extract_yes_no,
@@ -228,10 +229,9 @@ def test_yes_or_no_options_are_answered_by_the_opening_yes_or_no(response, lette
     assert (extraction.prediction, extraction.rule) == (letter, "yes_no_option")
 
 
-def test_a_value_option_is_read_from_the_number_given_and_withheld_for_the_judge():
-    extraction = extract_choice("The perimeter of △OAB is 17.", ["15", "17", "21", "27"])  # 7 of 7 right on M3CoT
-    assert (extraction.prediction, extraction.candidate, extraction.rule, extraction.reason) == (
-        None, "B", "value_option", "inconclusive")
+def test_a_value_option_is_read_from_the_number_given_and_committed():
+    extraction = extract_choice("The perimeter of △OAB is 17.", ["15", "17", "21", "27"])  # 27 of 27 right, fitted
+    assert (extraction.prediction, extraction.rule, extraction.reason) == ("B", "value_option", None)
 
 
 @pytest.mark.parametrize("response", ["Based on the image, Country 4 has a fiscal deficit of $4.",  # a label too
@@ -266,6 +266,24 @@ def test_a_price_is_no_unclosed_formula():
 def test_a_letter_answering_an_open_question_is_out_of_range(response):
     extraction = extract_answer_part(response)
     assert (extraction.prediction, extraction.reason) == (None, "out_of_range")
+
+
+def test_a_list_answer_is_its_bracketed_list_or_a_part_that_is_only_numbers():
+    response = "The answer is a list of 8 directions, normalised. The final list is [1, 2, 3, 4, 5, 6, 7, 8]."
+    assert extract_list(response).prediction == "[1, 2, 3, 4, 5, 6, 7, 8]"
+    assert extract_list("Answer: 2012 and 2014.").prediction == "2012 and 2014."
+    prose = "The line graph saw its peak in 2014, with 8.1 units for women and 10.8 units for men."
+    assert (extract_list(prose).prediction, extract_list(prose).reason) == (None, "no_answer")  # which numbers are the list?
+    assert extract_list("I cannot determine the years from the image.").reason == "refusal"
+
+
+def test_a_year_asked_is_the_year_the_conclusion_names_not_its_value():
+    question = "Which year recorded the highest share of urban schools with access to electricity?"
+    read = extract_number("In 2012, the share of urban schools with access to electricity was 88%.", question)
+    assert (read.prediction, read.rule) == ("2012", "conclusion")
+    assert extract_number("In 2012, the share was 88%.", "What share did 2012 record?").prediction == "88"
+    assert extract_number("The share peaked at 88%.", question).reason == "no_answer"  # a value, and no year
+    assert extract_number("The differences are 6.4 and 5.9.\n\nTherefore, the answer is 6.", question).prediction == "6"
 
 
 def test_open_answers_keep_their_answer_part():

@@ -217,6 +217,23 @@ def test_a_letter_with_another_options_text_spaced_otherwise_contradicts_itself(
     assert extract_choice(response.replace("45.2% - 65.6%", "42.2% - 62.6%"), options).prediction == "C"
 
 
+def test_a_letter_with_another_options_words_reordered_contradicts_itself():
+    options = ["Some lawyers are brokers", "No lawyers are bankers", "No bankers are lawyers", "No brokers are lawyers"]
+    response = "Therefore, the logical conclusion is that no lawyers are brokers.\n\nThe correct answer is (B) No lawyers are brokers."
+    assert extract_choice(response, options).reason == "self_contradiction"  # (D)'s words
+    assert extract_choice(response.replace("(B)", "(D)"), options).prediction == "D"
+    assert extract_choice("The correct answer is (C) No bankers are lawyers.", options).prediction == "C"
+
+
+def test_another_options_text_before_the_statement_in_its_sentence_contradicts_it():
+    options = ["obtuse", "decurrent", "cuneate", "acute"]
+    response = "The leaf base has an angle greater than 90 degrees, making it acute, and the answer to the question is B."
+    assert extract_choice(response, options).reason == "self_contradiction"
+    assert extract_choice(response.replace("is B", "is D"), options).prediction == "D"
+    assert extract_choice(response.replace("making it acute", "so not acute"), options).prediction == "B"
+    assert extract_choice("The base is acute, so the answer is B.", ["obtuse", "acute angle", "cuneate", "acute"]).prediction == "B"
+
+
 def test_the_only_option_that_fits_before_another_letter_contradicts_it():
     response = ("Option (A) has 5 circles. Option (B) has 4 circles.\n\nOnly option (B) has the same number of circles "
                 "as the image. So the answer is (A).")
@@ -266,7 +283,8 @@ def test_vlmevalkit_prediction_files_are_a_source_of_items(tmp_path):
                                                  ("long_heldout3", 590, {"m3cot", "mathvista", "vlmevalkit"}),
                                                  ("vlmevalkit_dev", 329, {"vlmevalkit"}),
                                                  ("long_heldout4", 487, {"m3cot", "vlmevalkit"}),
-                                                 ("long_heldout5", 336, {"m3cot", "vlmevalkit"})])
+                                                 ("long_heldout5", 336, {"m3cot", "vlmevalkit"}),
+                                                 ("long_heldout6", 46, {"m3cot", "vlmevalkit"})])
 def test_the_long_prose_label_files_keep_their_format(name, size, sources):
     labels = long_prose.load_sample(name)
     assert len(labels) == size and {label.source for label in labels} == sources
@@ -305,14 +323,18 @@ needs_vlmevalkit = pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(),
 #   gemini 5/59; its VLMEvalKit answers 270/271, 270/290, 8/300.
 # - long_heldout4 (af1e20b; 100 gpt4v and 387 VLMEvalKit answers, two readers, 2 differences settled): 418/419 =
 #   99.76%, committed 418/449 = 93.10%, withheld 12/487 = 2.46%, Qwen2.5-VL-3B 8/100; its VLMEvalKit answers 343/344.
+# - long_heldout5 (34333cd; the long answers left, 100 of gpt4v's and 236 of Qwen2.5-VL's, two readers, 2 differences
+#   settled): 292/294 = 99.32%, committed 292/304 = 96.05%, withheld 5/336 = 1.49%, Qwen2.5-VL-3B 1/36; its VLMEvalKit
+#   answers 219/220, 219/225, 3/236.
 # vlmevalkit_dev (VLMEvalKit answers of any length, two readers who agree on all 329) was drawn for fitting.
 FITTED_FIGURES = {
     "long_dev": ({"items": 682, "letters committed": 516, "right": 515, "stating a letter": 547, "withheld": 20}, (7, 108)),
     "long_heldout": ({"items": 653, "letters committed": 495, "right": 492, "stating a letter": 526, "withheld": 23}, (13, 123)),
     "long_heldout2": ({"items": 654, "letters committed": 471, "right": 470, "stating a letter": 519, "withheld": 28}, (12, 136)),
-    "long_heldout3": ({"items": 590, "letters committed": 509, "right": 506, "stating a letter": 531, "withheld": 12}, (5, 59)),
+    "long_heldout3": ({"items": 590, "letters committed": 508, "right": 506, "stating a letter": 531, "withheld": 12}, (5, 59)),
     "vlmevalkit_dev": ({"items": 329, "letters committed": 312, "right": 310, "stating a letter": 319, "withheld": 5}, None),
     "long_heldout4": ({"items": 487, "letters committed": 420, "right": 419, "stating a letter": 449, "withheld": 12}, None),
+    "long_heldout5": ({"items": 336, "letters committed": 294, "right": 292, "stating a letter": 304, "withheld": 5}, None),
 }
 
 
@@ -327,31 +349,22 @@ def test_the_fitted_long_prose_figures_are_those_recorded(name):
         assert (int(table.loc["gemini", "withheld"]), int(table.loc["gemini", "items"])) == gemini
 
 
-# The fifth held-out sample (long_heldout5_1..4, 336 items; scripts/draw_long_prose_sample.py --kind long_mc --per-file
-# 100 --share 1.0 --seed 20261281 --chunks 4 --vlmevalkit): the last long answers the sources hold, 100 of gpt4v's and
-# 236 of Qwen2.5-VL's (7B on LogicVista and MathVista 200, 3B on LogicVista 36) -- the models whose answers read most
-# easily in the fourth round, so it is the less telling sample. Read blind by two readers (334 of 336 the same letter),
-# the 2 differences settled by a third, committed (3f2981d) before the rules were frozen (34333cd), then scored once
-# with them: precision 292/294 = 99.32% (target 99.9%: missed), committed 292/304 = 96.05% (target 95%: met), withheld
-# 5/336 = 1.49% (target 3%: met; worst model Qwen2.5-VL-3B 1/36, target 5%: met). The VLMEvalKit answers alone:
-# 219/220, committed 219/225, withheld 3/236.
-FIFTH_HELD_OUT_FIGURES = {"items": 336, "letters committed": 294, "right": 292, "stating a letter": 304, "withheld": 5}
+# The sixth held-out sample (long_heldout6_1, 46 items; scripts/draw_long_prose_sample.py --kind long_mc --per-file 100
+# --share 1.0 --seed 20261301 --vlmevalkit): the long answers the fifth round's cap of 100 a file left. Read blind by two
+# readers who agree on all 46, committed (3fbbcc7) before the rules were frozen, then scored once with them: SCORED_ONCE.
+SIXTH_HELD_OUT_FIGURES = None
 
 
 @needs_vlmevalkit
 @needs_data
-def test_the_fifth_held_out_figures_are_those_recorded():
-    read = long_prose.read_sample(long_prose.load_sample("long_heldout5"))
-    table = long_prose.target_table(read)
-    assert {key: int(table.loc["all", key]) for key in FIFTH_HELD_OUT_FIGURES} == FIFTH_HELD_OUT_FIGURES
-    assert table.drop(index="all")["withheld share"].max() <= long_prose.TARGETS["withheld share per model"]
-    imported = long_prose.target_table(read[read.source == "vlmevalkit"]).loc["all"]
-    assert [int(imported[key]) for key in ("right", "letters committed", "stating a letter", "withheld")] == [219, 220, 225, 3]
+def test_the_sixth_held_out_figures_are_those_recorded():
+    table = long_prose.target_table(long_prose.read_sample(long_prose.load_sample("long_heldout6")))
+    assert {key: int(table.loc["all", key]) for key in SIXTH_HELD_OUT_FIGURES} == SIXTH_HELD_OUT_FIGURES
 
 
 @pytest.mark.parametrize("name, items, settled", [("long_heldout2", 654, 11), ("long_heldout3", 590, 4),
                                                   ("vlmevalkit_dev", 329, 0), ("long_heldout4", 487, 2),
-                                                  ("long_heldout5", 336, 2)])
+                                                  ("long_heldout5", 336, 2), ("long_heldout6", 46, 0)])
 def test_the_held_out_labels_are_the_readers_agreement_or_the_third_readers_call(name, items, settled):
     readings = [json.loads(line) for line in (long_prose.LABELS_FOLDER / "readings" / f"{name}_readings.jsonl").open()]
     final = {label.key: label for label in long_prose.load_sample(name)}
