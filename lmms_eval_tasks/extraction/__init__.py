@@ -189,7 +189,12 @@ from .normalise import (
     without_continuation,
     without_option_echo,
 )
-from .open_answers import extract_answer_part, extract_list, extract_number, extract_yes_no
+from .open_answers import (
+    extract_answer_part,
+    extract_list,
+    extract_number,
+    extract_yes_no,
+)
 from .vocabulary import FUNCTION_WORDS, LETTER, NUMBER, parse_number
 
 __all__ = [
