@@ -60,6 +60,10 @@ def _spaceless(text: str) -> str:
     return re.sub(r"\s+", "", text).rstrip(".!").lower()
 
 
+def _contains(words: list[str], run: list[str]) -> bool:
+    return any(words[i : i + len(run)] == run for i in range(len(words) - len(run) + 1))
+
+
 def _word_bag(text: str) -> tuple[str, ...]:
     """A text's words in sorted order, to compare texts that differ only in the order of their words."""
     return tuple(sorted(w for w, _, _ in _words(text)))
@@ -471,9 +475,11 @@ class Guards:
         """The other option whose text the statement's own sentence names before it, the only option it names there, where
         the response does not name the letter's own text from that sentence on and no letter is written before the
         statement ("... making it acute, and the answer to the question is B." where (D) is acute)."""
-        occurrences = self.option_occurrences(sentence_start, start)
-        named = {other for other, _, _ in occurrences}
-        if len(named) != 1 or letter in named or NEGATION_WORD.search(self.text, sentence_start, start) \
+        named = {other for other, _, _ in self.option_occurrences(sentence_start, start)}
+        words = [w for w, s, e in self.words if sentence_start <= s and e <= start]
+        # every option the span names, rejected or compared ones too ("X is farther north than Y, but Z is ...")
+        mentioned = {option for option, text in self.option_words.items() if _contains(words, _without_article(text))}
+        if len(named) != 1 or mentioned != named or NEGATION_WORD.search(self.text, sentence_start, start) \
                 or any(t.strong for t in self.tokens(sentence_start, start)) \
                 or any(own == letter for own, _, _ in self.option_occurrences(sentence_start, len(self.text))):
             return None

@@ -232,6 +232,9 @@ def test_another_options_text_before_the_statement_in_its_sentence_contradicts_i
     assert extract_choice(response.replace("is B", "is D"), options).prediction == "D"
     assert extract_choice(response.replace("making it acute", "so not acute"), options).prediction == "B"
     assert extract_choice("The base is acute, so the answer is B.", ["obtuse", "acute angle", "cuneate", "acute"]).prediction == "B"
+    states = ["West Virginia", "Louisiana", "Arizona", "Oklahoma"]  # it names others too, compared: no one result
+    compared = "Arizona is farther north than Louisiana, but West Virginia is farther north than both; the answer is A."
+    assert extract_choice(compared, states).prediction == "A"
 
 
 def test_the_only_option_that_fits_before_another_letter_contradicts_it():
