@@ -476,10 +476,12 @@ class Guards:
         the response does not name the letter's own text from that sentence on and no letter is written before the
         statement ("... making it acute, and the answer to the question is B." where (D) is acute)."""
         named = {other for other, _, _ in self.option_occurrences(sentence_start, start)}
+        if len(named) != 1:
+            return None
         words = [w for w, s, e in self.words if sentence_start <= s and e <= start]
         # every option the span names, rejected or compared ones too ("X is farther north than Y, but Z is ...")
         mentioned = {option for option, text in self.option_words.items() if _contains(words, _without_article(text))}
-        if len(named) != 1 or mentioned != named or NEGATION_WORD.search(self.text, sentence_start, start) \
+        if mentioned != named or NEGATION_WORD.search(self.text, sentence_start, start) \
                 or any(t.strong for t in self.tokens(sentence_start, start)) \
                 or any(own == letter for own, _, _ in self.option_occurrences(sentence_start, len(self.text))):
             return None
