@@ -69,11 +69,11 @@ SAMPLES = {"long_dev": ("long_dev_1", "long_dev_2"),  # fitting data
            "long_heldout5": tuple(f"long_heldout5_{k}" for k in range(1, 5)),
            # the sixth round: the 46 long answers left after the fifth, read as the second
            "long_heldout6": ("long_heldout6_1",)}
-# Every sample read since it was scored is fitting data: long_heldout2 to long_heldout5 were each scored once with
-# frozen rules (48e77bf, 6166c3f, af1e20b, 34333cd) and fitted to since; vlmevalkit_dev was drawn for fitting.
+# Every sample read since it was scored is fitting data: long_heldout2 to long_heldout6 were each scored once with
+# frozen rules (48e77bf, 6166c3f, af1e20b, 34333cd, de283da) and fitted to since; vlmevalkit_dev was drawn for fitting.
 FITTED = ("long_dev", "long_heldout", "long_heldout2", "long_heldout3", "vlmevalkit_dev", "long_heldout4",
-          "long_heldout5")
-HELD_OUT = ("long_heldout6",)
+          "long_heldout5", "long_heldout6")
+HELD_OUT: tuple[str, ...] = ()
 FIELDS = ("key", "expected", "reason", "note")
 
 
