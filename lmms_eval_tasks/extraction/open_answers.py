@@ -92,6 +92,8 @@ FRACTION = re.compile(r"\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?\s*/\s*\(?\s*(\d+(?:\.\d
 NUMBER_HEDGE = re.compile(r"(?i)\b(?:or|between|either)\b|\d\s*(?:to|-|–)\s*\d")
 # "Final value: 36", "The final value is 4", "final integer value: 37": MathVista's hint asks for "the final value".
 FINAL_VALUE = re.compile(r"(?i)\bfinal\s+(?:\w+\s+)?(?:value|answer|result)\s*(?:is|:|=)\s*([^\n]+)")
+# a line that opens with "Final" and gives its value after a colon: "Final number of objects left: 7"
+FINAL_LINE = re.compile(r"(?im)^[ \t*#]*final\s+(?:[\w'-]+\s+){0,6}?[\w'-]+\s*:\s*([^\n]+)")
 # A worked answer that goes on with new questions of its own (few-shot examples continued): only the first counts.
 CONTINUATION = re.compile(r"\n[ \t]*(?:Question|Q)[ \t]*:")
 SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -112,7 +114,7 @@ NUMBER_OR_WORD = rf"(?P<number>{NUMBER.pattern}|\b(?:{'|'.join(NUMBER_WORDS)})\b
 STATED_NUMBER = re.compile(
     r"(?i)(?P<verb>\b(?:is|are|was|were|be|equals?|equal\s+to|(?:simplifies|comes|amounts|works\s+out)\s+to|"
     r"(?:you|we)\s+(?:get|obtain)|gives|yields|results\s+in|"
-    r"(?:has|have|had)\s+an?\s+(?:\w+\s+){0,2}?of)\b[ \t]*:?|=)"
+    r"(?:has|have|had)\s+an?\s+(?:\w+\s+){0,2}?of|(?:recorded|reported|measured|estimated)\s+(?:as|at))\b[ \t]*:?|=)"
     r"[ \t]*(?:(?:approximately|approx\.|about|around|roughly|nearly|almost|likely|only|just|exactly|precisely|"
     rf"a\s+total\s+of|a\s+value\s+of|~|≈)[ \t]*)*{NUMBER_OR_WORD}"
 )
@@ -246,7 +248,7 @@ def _given(values: set[str], given: frozenset[float]) -> set[str]:
     return kept or values
 
 
-def _stated_number(sentence: str, given: frozenset[float] = frozenset()) -> Extraction | None:
+def _stated_number(sentence: str, given: frozenset[float] = frozenset(), alone: bool = False) -> Extraction | None:
     """The one number a concluding sentence gives ("Therefore, the range is 250 - 31 = 219.", "There are five
     snowmen.", "So Tim needs $85."), after its last "therefore" or "so" if it has one: the one it states something
     to be, else its only number but those that compare ("more than 7"); None when it gives none, several different ones, a range or an
@@ -261,9 +263,11 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset()) -> Extr
         return None
     if len(values) == 1 and parse_number(next(iter(values))) in given and GIVEN_ONLY.search(after):
         return None  # "Calculating this will give the field at r=2.00 R_2.": the question's value, no result
-    if not values and connective:  # "So Tim needs $85.": the only number after "so"
+    if not values and (connective or alone):  # "So Tim needs $85."; a one-sentence answer "Dan made $125,500 in sales."
         said = [m for m in NUMBER.finditer(after) if not COMPARED_BEFORE.search(after[: m.start()])]
         values = _given({m.group().replace(",", "") for m in said}, given)
+        if not connective and (len(said) != 1 or parse_number(said[0].group()) in given):
+            return None  # "The model has 2 groups of 4 dots, for a total of 8 dots.": which one answers?
         if any(EXPRESSION_AFTER.match(after[m.start() :]) for m in said):
             return None
         if any(SIGN_WORDS.search(after[: m.start()]) for m in NUMBER.finditer(after)) or any(
@@ -323,6 +327,8 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
         return Extraction(whole.group(1).replace(",", ""), "numeric", "whole")
     if re.fullmatch(r"\W*" + FRACTION.pattern + r"\W*", text):
         return _number_in(text, "whole")
+    if (worded := re.fullmatch(r"\W*(\w+)\W*", text)) and worded.group(1).lower() in NUMBER_WORDS:
+        return Extraction(NUMBER_WORDS[worded.group(1).lower()], "numeric", "whole")  # "six", "Two."
     last_line = text.rsplit("\n", 1)[-1]
     if "\n" in text and (line := re.fullmatch(r"[^\w+\-.]*(" + NUMBER.pattern + r")\s*[%°\w]{0,12}\W*", last_line)):
         return Extraction(line.group(1).replace(",", ""), "numeric", "number_line")
@@ -330,7 +336,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
     steps = text.split("=")[1:-1]  # what stands between the signs of "perimeter = 4 × 7 = 28"
     if calculation and not any(re.search(r"[,;\n]", step) for step in steps) and not HYPOTHETICAL.search(_conclusion(text)):
         return Extraction(calculation.group(1).replace(",", ""), "numeric", "calculation")
-    final_values = FINAL_VALUE.findall(text)
+    final_values = [m.group(1) for m in sorted([*FINAL_VALUE.finditer(text), *FINAL_LINE.finditer(text)], key=lambda m: m.start())]
     if final_values and ("=" in final_values[-1] or not (EXPRESSION_AFTER.match(final_values[-1])
                                                         or WORDED_EXPRESSION.search(final_values[-1]))) and (
             found := _number_in(final_values[-1], "final_value")) is not None:  # not "is 52 + (-78), which ..."
@@ -341,7 +347,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
         return found
     if NO_VALUE.search(_conclusion(text)):
         return abstain("number", "no_answer")  # "Therefore, the limit does not exist as x approaches -1."
-    if (found := _stated_number(_conclusion(text), given)) is not None:
+    if (found := _stated_number(_conclusion(text), given, alone=_conclusion(text).strip() == text.strip())) is not None:
         return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
     refuses = REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text)

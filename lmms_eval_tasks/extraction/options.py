@@ -165,11 +165,11 @@ class OptionReading:
         return cased is None or [self.text[s:e] for _, s, e in span] == cased[len(cased) - len(span) :]
 
     def _article(self, i: int) -> bool:
-        """Whether word i is an article; "A" written as a letter ("(A) 0.27", "A) 0.27", "A. 0.27") is not."""
+        """Whether word i is an article; "A" written as a letter ("(A) 0.27", "A) 0.27", "A. 0.27", "A - No") is not."""
         word, start, end = self.words[i]
         if word not in ARTICLES:
             return False
-        return not (word == "a" and (self.text[start - 1 : start] == "(" or re.match(r"[ \t]*[).:]", self.text[end : end + 2])))
+        return not (word == "a" and (self.text[start - 1 : start] == "(" or re.match(r"[ \t]*(?:[).:]|[-–—][ \t])", self.text[end : end + 3])))
 
     def option_occurrences(self, start: int, end: int) -> list[tuple[str, int, int]]:
         """Where option texts occur in a span, an occurrence inside another option's dropped, rejected ones dropped."""

@@ -9,7 +9,7 @@ import re
 # A letter written as an option label. A bracketed, quoted or named letter may be lower case ("(c)").
 LETTER = re.compile(
     r"(?i:option|choice|letter)s?[ \t]*[:#]?[ \t]*(?:\(\s*(?P<named_b>[A-Za-z])\s*\)|(?P<named>[A-Z])(?![\w']))"
-    r"|\(\s*(?P<bracket>[A-Za-z])\s*\)"
+    r"|\(\s*(?P<bracket>(?<![A-Za-z]\()[a-z]|[A-Z])\s*\)"  # not a function's variable: "f(x)"
     r"|\[\s*(?P<square>[A-Za-z])\s*\]"
     r"|\{\s*(?P<brace>[A-Za-z])\s*\}"
     r"|(?<![\w'])'(?P<quoted>[A-Za-z])'(?![\w'])|\"(?P<dquoted>[A-Za-z])\""
@@ -50,7 +50,8 @@ PLURAL_VERB = re.compile(r"(?i)[ \t]+(?:are|were|both|all|show|share|have|look|s
                          r"differ|would|could|might|can|cannot|do|don't)\b")
 PLURAL_RATED = re.compile(r"(?i)[ \t]+(?:are|were|seem\s+to\s+be|appear\s+to\s+be)\s+(?:both\s+|all\s+)?(?:correct|right|true|valid|"
                           r"the\s+(?:correct\s+|right\s+)?answers)\b")
-EQUATION = re.compile(r"[ \t]*(?:[=+*^<>≈≠≤≥×÷]|-[ \t]*[\dA-Z(])")  # a variable: "R = V/I", "A + B"
+# a variable: "R = V/I", "A + B", "A - B"; not a letter and its option's text: "C - All of above"
+EQUATION = re.compile(r"[ \t]*(?:[=+*^<>≈≠≤≥×÷]|-[ \t]*(?:[\d(]|[A-Z](?![a-z])))")
 FOLLOWING_WORD = re.compile(r"[ \t]+([a-z]+(?:'[a-z]+)?)")
 ROMAN_NUMERALS = re.compile(r"\b(?:II|III|IV|VI|VII|VIII|IX)\b")
 

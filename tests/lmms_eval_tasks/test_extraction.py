@@ -188,8 +188,8 @@ def test_numbers_refuse_ambiguity(response, reason):
         # the one number the response states a result to be, the rest explaining it
         ("The maximum rating is **70**. It is reached in the year **2009**.\n\nI hope this answers your question.",
          "70", "stated_number"),
-        # the only number that is not a bound of the question's
-        ("The percentage is greater than 0.4% in 3 years.", "3", "only_number"),
+        # the one number of a one-sentence answer that is not a bound ("greater than 0.4%")
+        ("The percentage is greater than 0.4% in 3 years.", "3", "conclusion"),
     ],
 )
 def test_numbers_stated_in_prose(response, number, rule):
@@ -284,6 +284,28 @@ def test_a_year_asked_is_the_year_the_conclusion_names_not_its_value():
     assert extract_number("In 2012, the share was 88%.", "What share did 2012 record?").prediction == "88"
     assert extract_number("The share peaked at 88%.", question).reason == "no_answer"  # a value, and no year
     assert extract_number("The differences are 6.4 and 5.9.\n\nTherefore, the answer is 6.", question).prediction == "6"
+
+
+@pytest.mark.parametrize("response, number, rule", [
+    ("six", "6", "whole"), ("Two.", "2", "whole"),
+    ("Final number of objects left: 7", "7", "final_value"),
+    ("Initial number: 10\nRemaining: 10 - 2 = 8\nFinal number of objects left: 7\nThanks.", "7", "final_value"),
+    ("Dan's Deep Dish made a total of $125,500 in pizza sales.", "125500", "conclusion"),
+    ("There is an age gap of 17 years between the two people in the image.", "17", "conclusion"),
+])
+def test_a_number_word_a_final_line_and_a_one_sentence_answer_are_read(response, number, rule):
+    read = extract_number(response, "How many objects are left?")
+    assert (read.prediction, read.rule) == (number, rule)
+
+
+@pytest.mark.parametrize("response", [
+    "The model has 2 groups of 4 dots, for a total of 8 dots.",  # which one answers?
+    "The two people in the image are the same age.",  # a number word names things, not the answer
+    "The highest rate was recorded as 10.8% in 1992, while the lowest rate was 3.8% in 1979.",  # two values
+    "Karen bought silk for $36.32 and canvas for $32.68. Karen spent $69.",  # not one sentence: not read this way
+])
+def test_an_answer_sentence_with_several_numbers_or_none_alone_gives_none(response):
+    assert extract_number(response, "The model has 4 dots divided into 2 equal groups. How many?").prediction is None
 
 
 def test_open_answers_keep_their_answer_part():

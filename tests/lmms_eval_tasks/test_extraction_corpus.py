@@ -129,7 +129,7 @@ def test_the_option_text_rule_running_before_the_mention_rule_is_caught(monkeypa
 
 
 def test_lower_case_bracketed_letters_no_longer_read_is_caught(monkeypatch):
-    upper_only = extraction.LETTER.pattern.replace(r"\(\s*(?P<bracket>[A-Za-z])", r"\(\s*(?P<bracket>[A-Z])")
+    upper_only = extraction.LETTER.pattern.replace(r"(?<![A-Za-z]\()[a-z]|[A-Z]", r"[A-Z]")
     assert upper_only != extraction.LETTER.pattern
     monkeypatch.setattr(options, "LETTER", re.compile(upper_only))
     for reader in (options, locate):  # nor "b"
