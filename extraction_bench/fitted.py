@@ -6,8 +6,8 @@ whether it commits).
                looked at since), 17,208 items
   long prose   long_dev, long_heldout to long_heldout6 and vlmevalkit_dev (extraction_bench.long_prose.FITTED), 3,777
                items
-  MathVista    the multiple-choice samples mc_dev_1, mc_heldout_1 and mc_heldout2 to 7 (extraction_bench.mathvista.FITTED),
-               1,675 items; its free-form samples are read by the number rules, which the table does not admit
+  MathVista    the multiple-choice samples mc_dev_1, mc_heldout_1 and mc_heldout2 to 8 (extraction_bench.mathvista.FITTED),
+               1,891 items; its free-form samples are read by the number rules, which the table does not admit
 
 The held-out samples of the current rules (long_prose.HELD_OUT, mathvista.HELD_OUT) are never part of it."""
 

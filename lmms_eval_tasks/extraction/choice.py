@@ -8,7 +8,7 @@ from .admission import ANSWER_STATEMENT_RULES, Extraction, _committed, abstain
 from .guards import Guards
 from .locate import Locating, _settle
 from .normalise import prepare, without_invented_questions, without_option_echo
-from .open_answers import extract_number, extract_yes_no
+from .open_answers import NO_NUMBER, extract_number, extract_yes_no
 from .options import OptionReading
 from .readings import Token
 from .vocabulary import (
@@ -19,7 +19,9 @@ from .vocabulary import (
     LABELLED,
     LINE,
     NUMBER,
+    REFUSAL,
     ROMAN_NUMERALS,
+    UNCERTAIN,
     UNFINISHED,
     _discriminating_words,
     _named_letters,
@@ -27,6 +29,9 @@ from .vocabulary import (
     option_value,
     parse_number,
 )
+
+
+LABELLED_LETTER = re.compile(r"(?<![\w'])[A-Z][ \t]*:[ \t]*\S")  # "The solution is B: 5"
 
 
 class _Reader(Locating, Guards, OptionReading):
@@ -90,8 +95,10 @@ def _by_content(response: str, options: list[str], letters: list[str]) -> Extrac
         return None
     values = [option_value(option) for option in options]
     text = prepare(response)
-    if None in values or BRACKETED_LETTER.search(text):  # a response that names letters is read by its letters
-        return None
+    if None in values or BRACKETED_LETTER.search(text) or LABELLED_LETTER.search(text):
+        return None  # a response that names letters ("(B)", "B: 5") is read by its letters
+    if REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text):
+        return None  # "The given statement is not sufficient to determine ... PS = 90": no value chosen
     number = extract_number(response)
     read = parse_number(number.prediction) if number.found else None
     if read is None or sum(parse_number(n) == read for n in NUMBER.findall(text)) > 1:  # "Country 4 ... $4": which?

@@ -38,7 +38,7 @@ from .vocabulary import (
 )
 
 CONCLUDING = re.compile(r"\s*(?i:therefore|thus|hence|so|consequently)\b")
-COUNTED = re.compile(r"(?i)\b(?:there\s+(?:are|is|were|was)|(?:is|are|was|were|equals?|be)|=)\s+(?:a\s+total\s+of\s+)?"
+COUNTED = re.compile(r"(?i)(?:\b(?:there\s+(?:are|is|were|was)|(?:is|are|was|were|equals?|be))|=)\s+(?:a\s+total\s+of\s+)?"
                      r"([-+]?\d+(?:\.\d+)?)(?![\d.]*\s*[-+×*/=^])")  # "there are 3 countries", "is 12", not "= 3 × 4"
 PARENTHESIS = re.compile(r"\([^()]*\)")
 SUPPOSING = re.compile(r"\s*(?i:if|suppose|assuming|when)\b")

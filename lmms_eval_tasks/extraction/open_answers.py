@@ -102,7 +102,7 @@ HYPOTHETICAL = re.compile(r"(?i)\b(?:if(?!\s+(?:we|you)\s+(?:add|sum|subtract|mu
                           r"for\s+example|for\s+instance|e\.g|suppose|supposing|let's\s+say|would|could|might|"
                           r"depends?|depending)\b")  # not a step: "If we add them together, the total sum is 3."
 # What says no number can be given: a refusal, a lack of information, the answer left open.
-NO_NUMBER = re.compile(r"(?i)\b(?:cannot|can't|can\s+not|unable|impossible|not\s+possible|insufficient|not\s+enough|"
+NO_NUMBER = re.compile(r"(?i)\b(?:cannot|can't|can\s+not|unable|impossible|not\s+possible|insufficient|not\s+sufficient|not\s+enough|"
                        r"(?:does|do|did)\s+not\s+(?:provide|give|include|contain|show|specify|mention)|doesn't\s+(?:provide|give|"
                        r"include|contain|show|specify|mention)|no\s+(?:information|data|way)|without\s+(?:the|any|more|additional|"
                        r"specific|further|knowing)|need\s+(?:more|additional|further)\s+(?:information|data|details|context))\b")

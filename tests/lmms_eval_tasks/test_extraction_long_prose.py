@@ -251,6 +251,18 @@ def test_a_functions_variable_is_no_option_letter():
     assert extract_choice("The answer is(B).", ["a", "b", "c"]).prediction == "B"
 
 
+def test_a_calculations_result_that_is_another_options_value_contradicts_the_letter_after_it():
+    response = "Since ABCD is a parallelogram, AB = DC.\n\nTherefore, AB = 3.0 + 3.0 = 6.0.\n\nSo the answer is (C)."
+    assert extract_choice(response, ["1", "2", "3", "6"]).reason == "self_contradiction"  # (D) is 6
+    assert extract_choice(response.replace("(C)", "(D)"), ["1", "2", "3", "6"]).prediction == "D"
+
+
+@pytest.mark.parametrize("response", ["The solution is B: 5",  # a letter named: read by its letters
+                                      "The statement is not sufficient to determine it.\nSide PS = 90"])  # a refusal
+def test_a_value_option_needs_no_letter_named_and_no_refusal(response):
+    assert extract_choice(response, ["3", "5", "90", "98"]).rule != "value_option"
+
+
 def test_the_only_option_that_fits_before_another_letter_contradicts_it():
     response = ("Option (A) has 5 circles. Option (B) has 4 circles.\n\nOnly option (B) has the same number of circles "
                 "as the image. So the answer is (A).")
