@@ -168,9 +168,11 @@ def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
     # The ninth held-out samples (free form --kind mathvista_free_form --per-file 14 --seed 20261323 --chunks 2
     # --vlmevalkit; multiple choice --kind short_mathvista_mc --per-file 12 --seed 20261322 --vlmevalkit), read blind by
     # two readers (251 of 252 values the same, 1 settled by a third; every letter the same), committed (f14094f) before
-    # the rules were frozen, scored once: SCORED_ONCE
-    ("numeric_heldout9", None),
-    ("mc_heldout9", None),
+    # the rules were frozen (51e8158), scored once: free form 167/171 = 97.66% (target 99.5%: missed), coverage 167/178 =
+    # 93.82% (target 95%: missed), the GPT extraction saved with the runs 174/188 (coverage 97.75%); multiple choice
+    # 144/146 = 98.63% (missed), coverage 144/156 = 92.31% (missed), 10 withheld, the GPT extraction 154/175 (98.72%).
+    ("numeric_heldout9", ((167, 171, 178, 0), (174, 188))),
+    ("mc_heldout9", ((144, 146, 156, 10), (154, 175))),
 ])
 def test_the_ninth_held_out_figures_are_those_recorded(name, figures):
     assert recorded_figures(name) == figures
