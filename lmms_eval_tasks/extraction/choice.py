@@ -30,7 +30,6 @@ from .vocabulary import (
     parse_number,
 )
 
-
 LABELLED_LETTER = re.compile(r"(?<![\w'])[A-Z][ \t]*:[ \t]*\S")  # "The solution is B: 5"
 
 
