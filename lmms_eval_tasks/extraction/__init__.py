@@ -118,8 +118,8 @@ after answering, recognised by a list of options of its own ("Answer: C\n\n1. A 
    then, when these name no committed letter, the option's content (`choice._by_content`): where the options are
    Yes and No, the yes or no the answer opens with (yes_no_option: "No, the function is not convex."); where every
    option is a number, the option whose value is the number `extract_number` reads, in a response that names no
-   bracketed letter and writes that number only once (value_option: "The perimeter of △OAB is 17."; 27 of 27 right
-   on the fitted samples, committed);
+   bracketed letter and writes that number only once (value_option: "The perimeter of △OAB is 17."; not in a response
+   that names a letter, "B: 5", or says it cannot tell; 35 of 35 right on the fitted samples, committed);
    and otherwise the reason: refusal, hedge, several answers, the option list, or no answer.
 
 How letters are recognised (`LETTER`, `_Reader._token`): "(b)", "[B]", "'B'", "option B" and a stand-alone

@@ -73,6 +73,7 @@ RULES = {
     "final_value": Rule(STRICT, False, None, None, "a \"final value\" line or statement gives {option}"),
     "conclusion": Rule(READING, False, None, None, "the last sentence says the result is {option}"),
     "stated_number": Rule(READING, False, None, None, "{option} is the only number the answer states a result to be"),
+    "bracketed_list": Rule(READING, False, None, None, "the last bracketed list the answer gives is {option}"),
     # guards: a letter stated, withheld for the judge
     "explained_otherwise": Rule(None, False, 42, 21, "{option} is stated, but what follows points to another option"),
     "image_lettering": Rule(None, False, 34, 27, "{option} is stated, but the image letters the options another way"),

@@ -345,9 +345,10 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
     if statements and not WORDED_EXPRESSION.search(statements[-1]) and (
             found := _number_in(statements[-1], "answer_statement")) is not None:
         return found
-    if NO_VALUE.search(_conclusion(text)):
+    conclusion = _conclusion(text)
+    if NO_VALUE.search(conclusion):
         return abstain("number", "no_answer")  # "Therefore, the limit does not exist as x approaches -1."
-    if (found := _stated_number(_conclusion(text), given, alone=_conclusion(text).strip() == text.strip())) is not None:
+    if (found := _stated_number(conclusion, given, alone=conclusion.strip() == text.strip())) is not None:
         return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
     refuses = REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text)
@@ -391,9 +392,8 @@ def extract_answer_part(response: str) -> Extraction:
     return Extraction(segment, "exact", rule)
 
 
-_LISTED = NUMBER.pattern
-BRACKETED_NUMBERS = re.compile(rf"\[\s*(?:{_LISTED})(?:\s*,\s*(?:{_LISTED}))*\s*\]")
-ONLY_NUMBERS = re.compile(rf"[^\w+\-.]*(?:{_LISTED})(?:\s*[%°]?\s*(?:,|;|and|&)\s*(?:{_LISTED}))*\s*[%°]?[\s.!]*")
+BRACKETED_NUMBERS = re.compile(rf"\[\s*(?:{NUMBER.pattern})(?:\s*,\s*(?:{NUMBER.pattern}))*\s*\]")
+ONLY_NUMBERS = re.compile(rf"[^\w+\-.]*(?:{NUMBER.pattern})(?:\s*[%°]?\s*(?:,|;|and|&)\s*(?:{NUMBER.pattern}))*\s*[%°]?[\s.!]*")
 
 
 def extract_list(response: str) -> Extraction:
@@ -406,7 +406,7 @@ def extract_list(response: str) -> Extraction:
         return part
     segment = part.prediction
     if listed := BRACKETED_NUMBERS.findall(segment):
-        return Extraction(listed[-1], "exact", part.rule)
+        return Extraction(listed[-1], "exact", part.rule if listed[-1] == segment.strip(" .") else "bracketed_list")
     if ONLY_NUMBERS.fullmatch(segment):
         return part
     if NUMBER.search(segment):

@@ -270,7 +270,8 @@ def test_a_letter_answering_an_open_question_is_out_of_range(response):
 
 def test_a_list_answer_is_its_bracketed_list_or_a_part_that_is_only_numbers():
     response = "The answer is a list of 8 directions, normalised. The final list is [1, 2, 3, 4, 5, 6, 7, 8]."
-    assert extract_list(response).prediction == "[1, 2, 3, 4, 5, 6, 7, 8]"
+    assert (extract_list(response).prediction, extract_list(response).rule) == ("[1, 2, 3, 4, 5, 6, 7, 8]", "bracketed_list")
+    assert extract_list("[2014, 2016]").rule == "whole"
     assert extract_list("Answer: 2012 and 2014.").prediction == "2012 and 2014."
     prose = "The line graph saw its peak in 2014, with 8.1 units for women and 10.8 units for men."
     assert (extract_list(prose).prediction, extract_list(prose).reason) == (None, "no_answer")  # which numbers are the list?
