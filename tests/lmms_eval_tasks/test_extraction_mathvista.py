@@ -4,11 +4,13 @@ the label files keep their format, values compare as numbers, and the dev figure
 
 import json
 
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from extraction_bench import long_prose, mathvista
+from lmms_eval_tasks.extraction import NUMBER_RULES
 
 needs_data = pytest.mark.skipif(not mathvista.DATA_FOLDER.is_dir(), reason=f"no MathVista data at {mathvista.DATA_FOLDER}")
 
@@ -98,9 +100,11 @@ def test_the_authors_extraction_names_a_letter_or_a_choice_text(extraction, lett
 @needs_data
 def test_the_numeric_dev_figures_are_those_recorded(numeric_dev):
     totals = mathvista.measures(numeric_dev)
-    assert (totals["right"], totals["given"], totals["committed"]) == (157, 157, 163)
+    assert (totals["right"], totals["given"], totals["committed"], totals["withheld"]) == (152, 152, 163, 5)
     assert (totals["gpt4_right"], totals["gpt4_given"]) == (156, 178)
-    assert totals["precision"] >= 0.995 and totals["coverage"] >= 0.95  # issue 31's targets
+    # issue 31's precision target holds; coverage (157 of 163 before) is 93.25% since stated_number's numbers are
+    # withheld for the judge (admission.NUMBER_RULES): 5 right ones here
+    assert totals["precision"] >= 0.995 and totals["coverage"] < 0.95
 
 
 @needs_data
@@ -141,22 +145,27 @@ def recorded_figures(name: str) -> tuple[tuple[int, int, int, int], tuple[int, i
     # - the eighth (e851a61, scored with 2de4f3c): free form 150/155 = 96.77%, coverage 150/168 = 89.29% (the GPT
     #   extraction 164/174); multiple choice 152/155 = 98.06%, coverage 152/163 = 93.25%, 10 withheld (the GPT extraction
     #   155/178).
-    ("numeric_heldout_1", ((153, 153, 164, 0), (157, 173))),
+    # - the ninth free-form sample (f14094f, scored with 51e8158): 167/171 = 97.66%, coverage 167/178 = 93.82% (the GPT
+    #   extraction 174/188).
+    # Since the tenth round, stated_number's numbers are withheld for the judge: the free-form figures here count them
+    # withheld (the fourth number of each tuple).
+    ("numeric_heldout_1", ((150, 150, 164, 3), (157, 173))),
     ("mc_heldout_1", ((120, 120, 134, 8), (130, 143))),
-    ("numeric_heldout2", ((260, 262, 279, 0), (269, 286))),
+    ("numeric_heldout2", ((255, 256, 279, 6), (269, 286))),
     ("mc_heldout2", ((172, 172, 195, 13), (192, 216))),
-    ("numeric_heldout3", ((167, 170, 175, 0), (167, 183))),
+    ("numeric_heldout3", ((165, 168, 175, 2), (167, 183))),
     ("mc_heldout3", ((157, 158, 170, 13), (169, 188))),
-    ("numeric_heldout4", ((160, 163, 167, 0), (160, 177))),
+    ("numeric_heldout4", ((157, 159, 167, 4), (160, 177))),
     ("mc_heldout4", ((145, 145, 161, 10), (159, 179))),
-    ("numeric_heldout5", ((153, 156, 162, 0), (156, 173))),
+    ("numeric_heldout5", ((148, 150, 162, 6), (156, 173))),
     ("mc_heldout5", ((149, 151, 172, 15), (165, 188))),
-    ("numeric_heldout6", ((168, 172, 175, 0), (169, 180))),
+    ("numeric_heldout6", ((166, 169, 175, 3), (169, 180))),
     ("mc_heldout6", ((144, 146, 167, 13), (160, 172))),
-    ("numeric_heldout7", ((159, 162, 170, 0), (163, 181))),
+    ("numeric_heldout7", ((156, 157, 170, 5), (163, 181))),
     ("mc_heldout7", ((152, 152, 169, 6), (165, 181))),
-    ("numeric_heldout8", ((150, 155, 168, 0), (164, 174))),
+    ("numeric_heldout8", ((148, 152, 168, 3), (164, 174))),
     ("mc_heldout8", ((152, 152, 163, 11), (155, 178))),
+    ("numeric_heldout9", ((161, 165, 178, 6), (174, 188))),
 ])
 def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
     assert recorded_figures(name) == figures
@@ -164,18 +173,32 @@ def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
 
 @pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
 @needs_data
-@pytest.mark.parametrize("name, figures", [
-    # The ninth held-out samples (free form --kind mathvista_free_form --per-file 14 --seed 20261323 --chunks 2
-    # --vlmevalkit; multiple choice --kind short_mathvista_mc --per-file 12 --seed 20261322 --vlmevalkit), read blind by
-    # two readers (251 of 252 values the same, 1 settled by a third; every letter the same), committed (f14094f) before
-    # the rules were frozen (51e8158), scored once: free form 167/171 = 97.66% (target 99.5%: missed), coverage 167/178 =
-    # 93.82% (target 95%: missed), the GPT extraction saved with the runs 174/188 (coverage 97.75%); multiple choice
-    # 144/146 = 98.63% (missed), coverage 144/156 = 92.31% (missed), 10 withheld, the GPT extraction 154/175 (98.72%).
-    ("numeric_heldout9", ((167, 171, 178, 0), (174, 188))),
-    ("mc_heldout9", ((144, 146, 156, 10), (154, 175))),
-])
-def test_the_ninth_held_out_figures_are_those_recorded(name, figures):
-    assert recorded_figures(name) == figures
+def test_the_ninth_multiple_choice_held_out_figures_are_those_recorded():
+    # mc_heldout9 (--kind short_mathvista_mc --per-file 12 --seed 20261322 --vlmevalkit), read blind by two readers who
+    # give the same letter on all 216, committed (f14094f) before the rules were frozen (51e8158), scored once: 144/146 =
+    # 98.63% (target 99.5%: missed), coverage 144/156 = 92.31% (target 95%: missed), 10 withheld; the GPT extraction
+    # saved with the runs 154/175 (coverage 98.72%). The multiple-choice rules have not changed since, so it stays their
+    # held-out sample.
+    assert recorded_figures("mc_heldout9") == ((144, 146, 156, 10), (154, 175))
+
+
+@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
+@needs_data
+def test_the_tenth_free_form_held_out_figures_are_those_recorded():
+    # numeric_heldout10 (--kind mathvista_free_form --per-file 14 --seed 20261333 --chunks 2 --vlmevalkit), read blind by
+    # two readers who give the same value on all 252, committed (4e9e18d) before the number rules were frozen, scored
+    # once: SCORED_ONCE
+    assert recorded_figures("numeric_heldout10") == None
+
+
+@needs_data
+def test_the_number_rules_records_are_those_of_the_fitted_free_form_samples():
+    read = pd.concat([mathvista.read_sample(mathvista.load_sample(name), mathvista.FREE_FORM) for name in mathvista.FITTED
+                      if mathvista.sample_kind(name) == mathvista.FREE_FORM])
+    found = read[read.given | (read.reason == "inconclusive")].assign(  # a withheld number counts as read, as a letter
+        read_right=lambda frame: frame.right | frame.withheld_right)
+    table = {rule: (len(group), int(group.read_right.sum())) for rule, group in found.groupby("rule")}
+    assert table == {name: (record.numbers, record.right) for name, record in NUMBER_RULES.items()}
 
 
 def test_two_readers_of_the_numeric_held_out_agree():
