@@ -291,8 +291,7 @@ def read_sample(labels: list[MathVistaLabel], kind: str, data: Path = DATA_FOLDE
             right = extraction.found and same_values(ours, labelled)
             gpt4_right = same_values(their_values, labelled)
             agree = same_values(ours, their_values) if ours is not None or their_values is not None else True
-            withheld_right = extraction.reason == "inconclusive" and same_values(  # a number rule below the bar
-                _read_values(extraction.candidate, answer_type), labelled)
+            withheld_right = False  # number rules never withhold
         label_model = label.model
         rows.append({
             "id": label.key.split(":", 1)[1], "model": label_model, "run": label.run, "answer_type": answer_type,

@@ -145,8 +145,7 @@ order, from an answer line or \\boxed{}, the whole response, a last line that is
 closing calculation, a "final value" line or statement (final_value: MathVista's hint asks for it), an "answer is"
 statement, the last sentence when it states one result ("Therefore, the range is 250 - 31 = 219.", "There are
 five snowmen.", "So Tim needs $85."; conclusion), the one number the response states a result to be
-(stated_number: withheld for the judge, `inconclusive` with the number as `candidate`, as the fitted free-form samples
-show it below the number bar, admission.NUMBER_RULES), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
+(stated_number), else the only number that is not a bound ("more than 7", "a total of 1,200 ... and 1,500") in a
 response that neither refuses nor supposes; what follows the answer as new questions of its own ("Question: ...",
 a few-shot continuation) and closing courtesies ("I hope this helps!", "Do you have other questions for me?") are
 not read. A sentence that supposes ("If ...", "For example"),
@@ -169,14 +168,11 @@ from .admission import (
     EXPLAINED_WORDS,
     EXTERNAL,
     JUDGE,
-    NUMBER_BAR,
-    NUMBER_RULES,
     READING,
     RULE_TIERS,
     RULES,
     STRICT,
     TIERS,
-    WITHHELD_NUMBER_RULES,
     WORKING_WORDS,
     Extraction,
     Rule,
@@ -203,7 +199,7 @@ from .vocabulary import FUNCTION_WORDS, LETTER, NUMBER, parse_number
 
 __all__ = [
     "ABSTAIN_REASONS", "ANSWER_STATEMENT_RULES", "COMMITTING_CHOICE_RULES", "EXPLAINED_WORDS", "EXTERNAL", "FUNCTION_WORDS", "JUDGE", "LETTER",
-    "NUMBER", "NUMBER_BAR", "NUMBER_RULES", "READING", "RULE_TIERS", "RULES", "STRICT", "TIERS", "WITHHELD_NUMBER_RULES", "WORKING_WORDS", "Extraction", "Rule", "abstain",
+    "NUMBER", "READING", "RULE_TIERS", "RULES", "STRICT", "TIERS", "WORKING_WORDS", "Extraction", "Rule", "abstain",
     "describe", "extract_answer_part", "extract_choice", "extract_list", "extract_number", "extract_yes_no", "final_answer_segment",
     "normalise_text", "parse_number", "prepare", "strip_reasoning", "tier_of", "without_continuation",
     "without_option_echo",

@@ -95,37 +95,6 @@ RULE_TIERS = {name: rule.tier for name, rule in RULES.items() if rule.tier is no
 COMMITTING_CHOICE_RULES = frozenset(name for name, rule in RULES.items() if rule.commits)
 
 
-@dataclass(frozen=True)
-class NumberRecord:
-    """A number rule's record on the fitted free-form samples, and whether the numbers it reads are committed."""
-
-    numbers: int  # numbers it read there
-    right: int  # how many of those are the labelled number
-    commits: bool  # else withheld: abstain reason `inconclusive`, the number kept as `candidate`, for the judge
-
-
-# Number rules (ours, as the letters' admission above): a number is committed unless its rule's errors on the fitted
-# free-form samples (extraction_bench.mathvista.FITTED, MathVista's free-form answers: 2,699 items, 1,721 numbers read)
-# show it below NUMBER_BAR precision, one-sided exact binomial test at 5%. The bar is the letters' 99.9% lowered
-# because that one would withhold `conclusion` (1,178 of 1,193), two thirds of every number read; at 95% it withholds
-# the rule whose numbers are as often a count or value of something else as the answer: stated_number, 36 of 43
-# (p = 0.004). Numbers read by names shared with letter rules (answer_statement, whole, answer_line) are keyed here too.
-NUMBER_BAR = 0.95
-NUMBER_RULES = {
-    "conclusion": NumberRecord(1193, 1178, True),
-    "answer_statement": NumberRecord(185, 183, True),
-    "final_value": NumberRecord(115, 113, True),
-    "whole": NumberRecord(113, 113, True),
-    "stated_number": NumberRecord(43, 36, False),
-    "number_line": NumberRecord(39, 39, True),
-    "calculation": NumberRecord(20, 20, True),
-    "answer_line": NumberRecord(8, 8, True),
-    "only_number": NumberRecord(4, 3, True),
-    "bracketed_list": NumberRecord(1, 1, True),
-}
-WITHHELD_NUMBER_RULES = frozenset(name for name, record in NUMBER_RULES.items() if not record.commits)
-
-
 def describe(rule: str, letter: str | None) -> str:
     """Plain words for how a rule read an answer, for the explorer: "the whole answer is option B"; a withheld letter
     says so, with its rule's record on the fitted samples; without a letter, that none was read there."""
@@ -138,9 +107,6 @@ def describe(rule: str, letter: str | None) -> str:
         return entry.says.format(option="...") + ": no single option"
     option = f"option {letter}" if len(letter) == 1 and letter.isalpha() else f"\"{letter}\""
     said = entry.says.format(option=option)
-    if rule in WITHHELD_NUMBER_RULES:
-        record = NUMBER_RULES[rule]
-        return f"{said}: withheld for the judge (this rule's number is right {record.right} of {record.numbers} times on the labelled samples)"
     if entry.commits or entry.letters is None:
         return said
     if entry.tier is None:

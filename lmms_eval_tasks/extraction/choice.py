@@ -8,7 +8,7 @@ from .admission import ANSWER_STATEMENT_RULES, Extraction, _committed, abstain
 from .guards import Guards
 from .locate import Locating, _settle
 from .normalise import prepare, without_invented_questions, without_option_echo
-from .open_answers import NO_NUMBER, extract_yes_no, read_number
+from .open_answers import NO_NUMBER, extract_number, extract_yes_no
 from .options import OptionReading
 from .readings import Token
 from .vocabulary import (
@@ -98,7 +98,7 @@ def _by_content(response: str, options: list[str], letters: list[str]) -> Extrac
         return None  # a response that names letters ("(B)", "B: 5") is read by its letters
     if REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text):
         return None  # "The given statement is not sufficient to determine ... PS = 90": no value chosen
-    number = read_number(response)  # the value given, whatever the number rules' admission
+    number = extract_number(response)
     read = parse_number(number.prediction) if number.found else None
     if read is None or sum(parse_number(n) == read for n in NUMBER.findall(text)) > 1:  # "Country 4 ... $4": which?
         return None

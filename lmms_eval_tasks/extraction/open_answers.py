@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .admission import WITHHELD_NUMBER_RULES, Extraction, abstain
+from .admission import Extraction, abstain
 from .locate import _settle
 from .normalise import BOX_CLOSE, BOX_OPEN, SPECIAL_TOKENS, final_answer_segment, prepare, without_courtesy
 from .readings import Commitment, Reading
@@ -286,17 +286,7 @@ PROSE_RULES = frozenset({"conclusion", "stated_number", "only_number"})  # not "
 
 
 def extract_number(response: str, question: str | None = None) -> Extraction:
-    """The number a response answers (`read_number`), committed unless its rule is one the fitted samples show below
-    the number bar (admission.WITHHELD_NUMBER_RULES): then withheld, `inconclusive`, the number kept as `candidate` for
-    the judge."""
-    read = read_number(response, question)
-    if read.found and read.rule in WITHHELD_NUMBER_RULES:
-        return Extraction(None, "none", read.rule, "inconclusive", candidate=read.prediction)
-    return read
-
-
-def read_number(response: str, question: str | None = None) -> Extraction:
-    """The number a response gives as its answer (`_read_number`); a number of more than RUNAWAY_DIGITS digits is a generation
+    """The number a response answers (`_read_number`); a number of more than RUNAWAY_DIGITS digits is a generation
     that ran away ("The answer is 0.0000000000..."), truncated rather than an answer. Where the question asks which
     year, a number read from prose that is no year is the value of the year the response names: its last sentence's
     one year is the answer ("In 2012, the share ... was 88%." is 2012), and without one year there none is read."""

@@ -185,6 +185,9 @@ def test_numbers_refuse_ambiguity(response, reason):
          "answer_statement"),
         # a last line that is only a number
         ("* So there were 9 objects, 6 subtracted.\n\n3", "3", "number_line"),
+        # the one number the response states a result to be, the rest explaining it
+        ("The maximum rating is **70**. It is reached in the year **2009**.\n\nI hope this answers your question.",
+         "70", "stated_number"),
         # the one number of a one-sentence answer that is not a bound ("greater than 0.4%")
         ("The percentage is greater than 0.4% in 3 years.", "3", "conclusion"),
     ],
@@ -192,13 +195,6 @@ def test_numbers_refuse_ambiguity(response, reason):
 def test_numbers_stated_in_prose(response, number, rule):
     extraction = extract_number(response)
     assert (extraction.prediction, extraction.rule) == (number, rule)
-
-
-def test_the_one_number_stated_a_result_is_withheld_for_the_judge():
-    # the one number the response states a result to be, the rest explaining it: right 36 of 43 times on the fitted
-    # free-form samples, below the number bar (admission.NUMBER_RULES)
-    read = extract_number("The maximum rating is **70**. It is reached in the year **2009**.\n\nI hope this helps.")
-    assert (read.prediction, read.candidate, read.rule, read.reason) == (None, "70", "stated_number", "inconclusive")
 
 
 @pytest.mark.parametrize(

@@ -208,17 +208,6 @@ def test_non_mcq_questions_are_not_reordered():
     assert apply_variant(q, VARIANTS["reverse"]) == replace(q, variant="reverse")
 
 
-def test_a_number_of_a_rule_below_the_number_bar_is_withheld_with_its_candidate():
-    q = question(kind=NUMERIC, gold="2", options=[], answer_type="integer", text="How many red cars are there?",
-                 prompt_style="as_is")
-    outcome = score(q, "The number of red cars is 2. They are parked near the building on the left.")  # stated_number
-    assert (outcome.prediction, outcome.correct, outcome.candidate, outcome.abstain_reason) == (None, False, "2", "inconclusive")
-    record = per_question_record(q, outcome)
-    validate_record(record)
-    assert (record["rule"], record["candidate"], record["abstain_reason"]) == ("stated_number", "2", "inconclusive")
-    assert score(q, "Therefore, there are 2 red cars.").prediction == "2"  # conclusion commits
-
-
 def test_a_withheld_letter_keeps_its_candidate_in_the_record():
     q = question()
     outcome = score(q, "After comparing them all, it looks most like (C) to me.")  # `mention`: withheld
