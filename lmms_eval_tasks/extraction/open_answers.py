@@ -88,6 +88,16 @@ def extract_yes_no(response: str) -> Extraction:
 
 
 ANSWER_IS = re.compile(r"answer\s*(?:is|:|=)\s*([^\n]+)", re.IGNORECASE)
+# "Here's how I got the answer:\n\n1. We know that ...": a numbered working opens below the trigger, not the answer
+NUMBERED_STEP = re.compile(r"\d+[.)][ \t]+[A-Za-z]")
+
+
+def _answer_statements(text: str) -> list[str]:
+    """What follows each "answer is" / "answer:" of the text, but a numbered step on the lines below it."""
+    return [m.group(1) for m in ANSWER_IS.finditer(text)
+            if not ("\n" in text[m.start() : m.start(1)] and NUMBERED_STEP.match(m.group(1)))]
+
+
 FRACTION = re.compile(r"\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?\s*/\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?")
 NUMBER_HEDGE = re.compile(r"(?i)\b(?:or|between|either)\b|\d\s*(?:to|-|–)\s*\d")
 # "Final value: 36", "The final value is 4", "final integer value: 37": MathVista's hint asks for "the final value".
@@ -341,7 +351,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
                                                         or WORDED_EXPRESSION.search(final_values[-1]))) and (
             found := _number_in(final_values[-1], "final_value")) is not None:  # not "is 52 + (-78), which ..."
         return found
-    statements = ANSWER_IS.findall(text)
+    statements = _answer_statements(text)
     if statements and not WORDED_EXPRESSION.search(statements[-1]) and (
             found := _number_in(statements[-1], "answer_statement")) is not None:
         return found
@@ -378,7 +388,7 @@ def extract_answer_part(response: str) -> Extraction:
     if not text:
         return abstain("empty", "empty")
     boxed = re.findall(f"{BOX_OPEN}([^{BOX_CLOSE}]*){BOX_CLOSE}", text)
-    statements = ANSWER_IS.findall(text)
+    statements = _answer_statements(text)
     segment, rule = next((s.strip(), r) for s, r in ((final_answer_segment(text), "answer_line"),
                                                      (boxed[-1] if boxed else None, "answer_statement"),
                                                      (statements[-1] if statements else None, "answer_statement"),

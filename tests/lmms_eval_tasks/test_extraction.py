@@ -188,6 +188,10 @@ def test_numbers_refuse_ambiguity(response, reason):
         # the one number the response states a result to be, the rest explaining it
         ("The maximum rating is **70**. It is reached in the year **2009**.\n\nI hope this answers your question.",
          "70", "stated_number"),
+        # a numbered working below "how I got the answer:" is no answer statement
+        ("The length of CD is **19**.\n\nHere's how I got the answer:\n\n1. We know that AB + CD = AD + BC, so:\n\n"
+         "CD = 23 + 16 - 24\n\nTherefore, the length of segment CD is 19.", "19", "conclusion"),
+        ("The answer is:\n\n19", "19", "number_line"),
         # the one number of a one-sentence answer that is not a bound ("greater than 0.4%")
         ("The percentage is greater than 0.4% in 3 years.", "3", "conclusion"),
     ],

@@ -143,6 +143,8 @@ def recorded_figures(name: str) -> tuple[tuple[int, int, int, int], tuple[int, i
     #   155/178).
     # - the ninth free-form sample (f14094f, scored with 51e8158): 167/171 = 97.66%, coverage 167/178 = 93.82% (the GPT
     #   extraction 174/188).
+    # - the tenth, free form only (4e9e18d): with 51e8158's number rules 165/166 = 99.40%, coverage 165/174 = 94.83%
+    #   (with 1981640's, withdrawn, 160/161 and 91.95%); the GPT extraction 171/178.
     ("numeric_heldout_1", ((153, 153, 164, 0), (157, 173))),
     ("mc_heldout_1", ((120, 120, 134, 8), (130, 143))),
     ("numeric_heldout2", ((260, 262, 279, 0), (269, 286))),
@@ -160,6 +162,7 @@ def recorded_figures(name: str) -> tuple[tuple[int, int, int, int], tuple[int, i
     ("numeric_heldout8", ((150, 155, 168, 0), (164, 174))),
     ("mc_heldout8", ((152, 152, 163, 11), (155, 178))),
     ("numeric_heldout9", ((167, 171, 178, 0), (174, 188))),
+    ("numeric_heldout10", ((166, 166, 174, 0), (171, 178))),
 ])
 def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
     assert recorded_figures(name) == figures
@@ -178,15 +181,11 @@ def test_the_ninth_multiple_choice_held_out_figures_are_those_recorded():
 
 @pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
 @needs_data
-def test_the_tenth_free_form_held_out_figures_are_those_recorded():
-    # numeric_heldout10 (--kind mathvista_free_form --per-file 14 --seed 20261333 --chunks 2 --vlmevalkit), read blind by
-    # two readers who give the same value on all 252, drawn and committed (4e9e18d) after the number rules were frozen at
-    # 51e8158 and before 1981640, which withheld stated_number's numbers for the judge; scored once with 1981640:
-    # 160/161 = 99.38%, coverage 160/174 = 91.95%, 5 withheld, all of them right. That change was then withdrawn (the
-    # analysis reads a withheld answer's candidate as a letter), and the number rules are 51e8158's again, which read
-    # this sample, fresh to them too: 165/166 = 99.40% (target 99.5%: missed), coverage 165/174 = 94.83% (target 95%:
-    # missed); the GPT extraction saved with the runs 171/178 (coverage 98.28%)
-    assert recorded_figures("numeric_heldout10") == ((165, 166, 174, 0), (171, 178))
+def test_the_eleventh_free_form_held_out_figures_are_those_recorded():
+    # numeric_heldout11 (--kind mathvista_free_form --per-file 14 --seed 20261343 --chunks 2 --vlmevalkit), read blind by
+    # two readers who give the same value on all 252, committed (303c8a2) before the number rules were frozen, scored
+    # once: SCORED_ONCE
+    assert recorded_figures("numeric_heldout11") == None
 
 
 def test_two_readers_of_the_numeric_held_out_agree():
