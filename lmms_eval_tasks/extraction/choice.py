@@ -8,7 +8,7 @@ from .admission import ANSWER_STATEMENT_RULES, Extraction, _committed, abstain
 from .guards import Guards
 from .locate import Locating, _settle
 from .normalise import prepare, without_invented_questions, without_option_echo
-from .open_answers import NO_NUMBER, extract_number, extract_yes_no
+from .open_answers import declines, extract_number, extract_yes_no
 from .options import OptionReading
 from .readings import Token
 from .vocabulary import (
@@ -19,9 +19,7 @@ from .vocabulary import (
     LABELLED,
     LINE,
     NUMBER,
-    REFUSAL,
     ROMAN_NUMERALS,
-    UNCERTAIN,
     UNFINISHED,
     _discriminating_words,
     _named_letters,
@@ -96,7 +94,7 @@ def _by_content(response: str, options: list[str], letters: list[str]) -> Extrac
     text = prepare(response)
     if None in values or BRACKETED_LETTER.search(text) or LABELLED_LETTER.search(text):
         return None  # a response that names letters ("(B)", "B: 5") is read by its letters
-    if REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text):
+    if declines(text):
         return None  # "The given statement is not sufficient to determine ... PS = 90": no value chosen
     number = extract_number(response)
     read = parse_number(number.prediction) if number.found else None

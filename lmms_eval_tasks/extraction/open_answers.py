@@ -151,8 +151,9 @@ NO_VALUE = re.compile(r"(?i)\b(?:does\s+not|doesn't)\s+exist\b|\bis\s+(?:undefin
 # An expression in words: "the total number of objects minus 10 minus 5".
 WORDED_EXPRESSION = re.compile(r"(?i)\b(?:minus|plus|times|divided\s+by|multiplied\s+by)\b")
 RELATIVE_BEFORE = re.compile(r"(?i)\b(?:which|that|who)\s*$")  # "..., which is 296, ...": a description, not the result
-_COUNT = r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_COUNT = rf"(?:\d+(?:\.\d+)?|{'|'.join(w for w, n in NUMBER_WORDS.items() if 1 <= int(n) <= 10)})"  # one .. ten
 QUANTITY_LIST = re.compile(rf"(?i)\b{_COUNT}[ \t]+[a-z][a-z -]{{0,40}}?[ \t]+and[ \t]+{_COUNT}[ \t]+[a-z]")
+RESPECTIVELY = re.compile(r"(?i)\brespectively\b")  # "The sums are 2.85 and 3.1, respectively.": one value each
 # A sentence that only announces a result ("Calculating this expression will give us the field at r=2.00 R_2.").
 GIVEN_ONLY = re.compile(r"(?i)\b(?:will|would|can|could)\s+(?:give|yield|get|find|determine|calculate)\b")
 
@@ -234,6 +235,11 @@ def _stated_numbers(text: str) -> set[str] | None:
     return stated
 
 
+def declines(text: str) -> bool:
+    """Whether a text refuses, is unsure or says no number can be given: none of its numbers is an answer it chose."""
+    return bool(REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text))
+
+
 def _several_values(sentence: str) -> bool:
     """Whether a sentence gives one value for each of several things and adds nothing up: it counts two kinds of
     thing ("There are 1 green matte block and 2 tiny brown cylinders left.", "two large objects ... and two tiny gray
@@ -286,7 +292,6 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset(), alone: 
     return Extraction(values.pop(), "numeric", "conclusion") if len(values) == 1 else None
 
 
-RESPECTIVELY = re.compile(r"(?i)\brespectively\b")
 RUNAWAY_DIGITS = 20  # a number of more digits is generation running away ("0.000000..."), not an answer
 
 
@@ -361,7 +366,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
     if (found := _stated_number(conclusion, given, alone=conclusion.strip() == text.strip())) is not None:
         return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
-    refuses = REFUSAL.search(text) or UNCERTAIN.search(text) or NO_NUMBER.search(text)
+    refuses = declines(text)
     unbound = _unbound_numbers(text)
     if not refuses and not HYPOTHETICAL.search(text):
         stated = _stated_numbers(text)
