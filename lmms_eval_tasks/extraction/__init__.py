@@ -152,7 +152,9 @@ not read. A sentence that supposes ("If ...", "For example"),
 refuses, gives a range ("from 6 to 10"), an expression without its result ("52 + (-78)", "1.33 × T"), a change
 without its sign ("a decrease of $1.00"), counts of two kinds of thing ("1 green block and 2 brown cylinders") or
 values given "respectively" states no result; a response cut inside a formula, or a number of more than 20 digits
-(a generation running away: "0.0000..."), is truncated.
+(a generation running away: "0.0000..."), is truncated. A first line that states the answer ("The answer to the
+question is 0.", "The value of x is **1**.") and working below it that concludes another number, with no revision
+word between ("actually", "wait"), is a self-contradiction: two final answers, as the labelling guide counts them.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

@@ -16,6 +16,7 @@ from .vocabulary import (
     NULL_ANSWER,
     NUMBER,
     REFUSAL,
+    REVISION,
     SENTENCE_END,
     UNCERTAIN,
     UNFINISHED,
@@ -311,8 +312,32 @@ def extract_number(response: str, question: str | None = None) -> Extraction:
     if read.found and read.rule in PROSE_RULES and YEAR_ASKED.search(question or "") \
             and not YEAR.fullmatch(read.prediction.lstrip("+")):
         years = set(YEAR.findall(_conclusion(_first_answer(prepare(response)))))
-        return Extraction(years.pop(), "numeric", read.rule) if len(years) == 1 else abstain("number", "no_answer")
+        read = Extraction(years.pop(), "numeric", read.rule) if len(years) == 1 else abstain("number", "no_answer")
+    if read.found and (opening := _opening_answer(response)) is not None and parse_number(opening) != parse_number(read.prediction):
+        return abstain(read.rule, "self_contradiction")
     return read
+
+
+BOLD_NUMBER = re.compile(r"\*\*\s*\$?([-+]?\d[\d,]*(?:\.\d+)?)\s*\*\*")
+
+
+def _opening_answer(response: str) -> str | None:
+    """The number the response's first line, with more lines below it, states as its answer ("The answer to the
+    question is 0.", "The value of x is **1**.", "I understand. The missing item in the image is **14**."), where no
+    revision word ("actually", "wait", ...) takes it back: what the working below must conclude. A first line that
+    states another number too is no such answer."""
+    text = _first_answer(prepare(response).replace("\u2212", "-"))
+    if "\n" not in text or REVISION.search(text):
+        return None
+    first = text.split("\n", 1)[0]
+    stated = [m for m in STATED_NUMBER.finditer(first) if not m.group("verb").startswith("=")]
+    if len(stated) != 1 or (values := _answers(first)) is None or len(values) != 1:
+        return None
+    value = values.pop()
+    bold = BOLD_NUMBER.search(response.lstrip().split("\n", 1)[0])
+    if "answer" in first[: stated[0].start()].lower() or (bold is not None and parse_number(bold.group(1)) == parse_number(value)):
+        return value
+    return None
 
 
 def _read_number(response: str, question: str | None = None) -> Extraction:

@@ -313,6 +313,31 @@ def test_an_answer_sentence_with_several_numbers_or_none_alone_gives_none(respon
     assert extract_number(response, "The model has 4 dots divided into 2 equal groups. How many?").prediction is None
 
 
+@pytest.mark.parametrize("response", [
+    "The value of y is **4**.\n\nThe angles of a triangle add to 180, so y + 70 + 90 = 180.\n\nTherefore, y is **20**.",
+    "The answer to the question is 2.\n\nThere are five red spheres and one green cube. Once the cube is taken away, the number of objects left is 5.",
+    "Sure. The number of tiles is **9**.\n\nEach row holds 4 tiles and there are 3 rows.\nSo the count is 12.",
+    "The gap between two major ticks is **5**.\n\nThe major ticks are at 10 and 15.\n\nThe minor ticks are every 2.5 units, "
+    "so the gap between minor ticks is 2.5.",
+])
+def test_an_opening_answer_the_working_then_contradicts_is_no_answer(response):
+    # the labelling guide: two different final answers with no correction between them are a self-contradiction
+    read = extract_number(response, "What is the value?")
+    assert (read.prediction, read.reason) == (None, "self_contradiction")
+
+
+@pytest.mark.parametrize("response, number", [
+    ("The value of y is **20**.\n\nThe angles add to 180, so y + 70 + 90 = 180.\n\nTherefore, y is **20**.", "20"),
+    ("The answer is 4.\n\nWait, I miscounted: there is a fifth cube behind the sphere.\n\nSo the answer is 5.", "5"),
+    ("After removing the cubes, the answer is zero. Removing the small objects too leaves 1, so the answer is 1.", "1"),
+    ("The year with the lowest value was **2013**. Its value that year was $44,068.\n\nThe lowest point is 2013.", "2013"),
+    ("There are 3 boxes on the shelf.\n\nEach box holds 4 cans, so there are 12 cans in all.", "12"),  # a fact, not an answer
+])
+def test_an_opening_answer_agreeing_revised_or_no_answer_at_all_is_no_contradiction(response, number):
+    question = "In which year was the value lowest?" if "2013" in response else "How many?"
+    assert extract_number(response, question).prediction == number
+
+
 def test_open_answers_keep_their_answer_part():
     assert extract_answer_part("The reaction gives water.\nAnswer: water").prediction == "water"
     assert extract_answer_part("24").prediction == "24"
