@@ -155,6 +155,10 @@ values given "respectively" states no result; a response cut inside a formula, o
 (a generation running away: "0.0000..."), is truncated. A first line that states the answer ("The answer to the
 question is 0.", "The value of x is **1**.") and working below it that concludes another number, with no revision
 word between ("actually", "wait"), is a self-contradiction: two final answers, as the labelling guide counts them.
+Closing lines that give several results, one "name = value" each, below a concluding line that announces them
+("Therefore, the components are:\na_x = 9.0\na_y = 5.0"), are several answers. A number bounded after it ("60 or
+more") is a bound, and the only number of a response is no answer where it stands between the same two words in the
+question ("divided into 2 equal groups"): the question's number, copied.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

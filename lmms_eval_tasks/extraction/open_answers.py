@@ -133,6 +133,7 @@ CLAUSE_END = re.compile(r"[,;]\s|\s(?:and|but|with|while|which|so)\s")
 # A number that bounds or compares rather than answers: "more than 7", "at least 0", "exactly 56 boxes", "rise of 2.0 K".
 COMPARED_BEFORE = re.compile(r"(?i)\b(?:than|least|most|over|under|above|below|exceeds?|exceeding)\s*\W?\s*$")
 BOUND_BEFORE = re.compile(r"(?i)\b(?:than|least|most|exactly|of|over|under|above|below|exceeds?|exceeding|by)\s*\W?\s*$")
+COMPARED_AFTER = re.compile(r"(?i)\s*(?:or|and)\s+(?:more|less|fewer|greater|higher|lower|above|below|over|under)\b")  # "60 or more"
 RANGE_AFTER = re.compile(r"(?i)\s*(?:-|–|to|or)\s*(?:\d|infinity|$)|\s*[-–]\W*$")
 EXPRESSION_AFTER = re.compile(r"^[^=]*?\s[-+×*/]\s*\(?\s*(?:[^=]*\d|[A-Za-z]\b)")  # "52 km/h + (negative of 78)", "1.33 × T"
 CONNECTIVE = re.compile(r"(?i)\b(?:therefore|thus|hence|consequently)\b,?|(?:^|,|\band)\s*\bso\b,?")
@@ -251,7 +252,7 @@ def _several_values(sentence: str) -> bool:
 
 def _unbound(text: str) -> list[re.Match]:
     """The numbers of a text but those that bound or compare ("more than 7", "a rise of 2.0 K")."""
-    return [m for m in NUMBER.finditer(text) if not BOUND_BEFORE.search(text[: m.start()])]
+    return [m for m in NUMBER.finditer(text) if not BOUND_BEFORE.search(text[: m.start()]) and not COMPARED_AFTER.match(text, m.end())]
 
 
 def _unbound_numbers(text: str) -> set[str]:
@@ -340,6 +341,34 @@ def _opening_answer(response: str) -> str | None:
     return None
 
 
+CONCLUDING_HEADER = re.compile(r"(?i)\b(?:therefore|thus|hence|so|final|answers?|results?)\b")
+RESULT_LINE = re.compile(rf"[ \t*-]*([A-Za-z][\w ()'^-]{{0,30}}?)[ \t]*[=:][ \t]*(?:≈[ \t]*)?\$?({NUMBER.pattern})[^\n=]{{0,15}}")
+
+
+def _closing_results(text: str) -> int:
+    """How many different values the lines that close the response give, one "name = value" each, below a line that
+    concludes by announcing them (a "therefore", "final", "answer" or "result" line ending with ":"): "Therefore, the components are:\n\na_x = 9.0 cm/s^2\na_y = 5.0 cm/s^2" gives two."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    results = []
+    while lines and (m := RESULT_LINE.fullmatch(lines[-1])):
+        results.append((m.group(1).strip().lower(), parse_number(m.group(2))))
+        lines.pop()
+    if not lines or not lines[-1].rstrip().endswith(":") or not CONCLUDING_HEADER.search(lines[-1]):
+        return 0  # not "Let's go through this step-by-step:", "The other bars have the following values:"
+    return len({value for _, value in results}) if len({name for name, _ in results}) == len(results) else 0
+
+
+def _echoes_question(text: str, number: re.Match, question: str | None) -> bool:
+    """Whether a number stands between the same two words in the question: "The model has ___ dots divided into 2 equal
+    groups." copies the question's "divided into 2 equal groups", so its 2 is the question's, not an answer."""
+    before = re.search(r"(\w+)\W*$", text[: number.start()])
+    after = re.match(r"\W*(\w+)", text[number.end() :])
+    if question is None or before is None or after is None:
+        return False
+    copied = rf"(?i)\b{re.escape(before.group(1))}\W+{re.escape(number.group())}\W+{re.escape(after.group(1))}\b"
+    return re.search(copied, question) is not None
+
+
 def _read_number(response: str, question: str | None = None) -> Extraction:
     """A number: from the last 'Answer:' line or \\boxed{}, else the whole response if it is one number (units
     allowed), else a last line that is only a number, a closing calculation, a "final value" or 'answer is/='
@@ -388,6 +417,8 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
     conclusion = _conclusion(text)
     if NO_VALUE.search(conclusion):
         return abstain("number", "no_answer")  # "Therefore, the limit does not exist as x approaches -1."
+    if _closing_results(text) > 1:
+        return abstain("number", "several_answers")  # "... the components are:\n\na_x = 9.0 cm/s^2\na_y = 5.0 cm/s^2"
     if (found := _stated_number(conclusion, given, alone=conclusion.strip() == text.strip())) is not None:
         return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
@@ -397,11 +428,13 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
         stated = _stated_numbers(text)
         if stated is not None and len(stated) == 1 and parse_number(next(iter(stated))) not in given:
             return Extraction(stated.pop(), "numeric", "stated_number")  # not "... the field at r=2.00 R_2", a given
-        uncompared = [m for m in NUMBER.finditer(text) if not COMPARED_BEFORE.search(text[: m.start()])]
+        uncompared = [m for m in NUMBER.finditer(text)
+                      if not COMPARED_BEFORE.search(text[: m.start()]) and not COMPARED_AFTER.match(text, m.end())]
         if ({m.group().replace(",", "") for m in uncompared} == unbound and len(unbound) == 1  # "greater than 0.4% in 3 years"
                 and not EXPRESSION_AFTER.match(text[uncompared[-1].start() :])  # not "1.33 × T"
                 and not any(RANGE_AFTER.match(text, m.end()) for m in uncompared)):  # not "0 to infinity"
-            return Extraction(unbound.pop(), "numeric", "only_number")
+            if not _echoes_question(text, uncompared[-1], question):
+                return Extraction(unbound.pop(), "numeric", "only_number")
     if numbers and not refuses:
         return abstain("number", "hedge" if NUMBER_HEDGE.search(text) and len(numbers) == 2 else "no_answer")
     return abstain("number", "refusal" if refuses else "no_answer")

@@ -338,6 +338,28 @@ def test_an_opening_answer_agreeing_revised_or_no_answer_at_all_is_no_contradict
     assert extract_number(response, question).prediction == number
 
 
+def test_a_number_bounded_after_it_or_copied_from_the_question_is_no_answer():
+    # "60 or more" bounds, as "more than 60" does; "into 2 equal groups" copies the question's words around its 2
+    assert extract_number("Of the people listed, at least 6 people did 60 or more push-ups.",
+                          "How many people did at least 60 push-ups?").prediction is None
+    question = "The model has 4 dots divided into 2 equal groups. There are (_) dots in each group."
+    assert extract_number("The model has ___ dots divided into 2 equal groups.", question).prediction is None
+    assert extract_number("The model has 2 dots in each group.", question).prediction == "2"  # its own words: an answer
+
+
+@pytest.mark.parametrize("response, number", [
+    ("Therefore, the estimated components of the vector are:\n\na_x = 9.0 cm/s^2\na_y = 5.0 cm/s^2", None),
+    ("So the results are:\nVoltage = 4.5 V\nCurrent = 2.1 A", None),
+    ("Let's go through this step by step:\nf(1) = 1\nf(2) = 2\nf(4) = 4", "4"),  # working, not results announced
+    ("The value of the smallest bar is 0.\n\nThe other bars have the following values:\n* silk: 6\n* tunnel: 2", "0"),
+])
+def test_closing_lines_that_give_several_announced_results_answer_no_one_number(response, number):
+    read = extract_number(response, "What is the value?")
+    assert read.prediction == number
+    if number is None:
+        assert read.reason == "several_answers"
+
+
 def test_open_answers_keep_their_answer_part():
     assert extract_answer_part("The reaction gives water.\nAnswer: water").prediction == "water"
     assert extract_answer_part("24").prediction == "24"
