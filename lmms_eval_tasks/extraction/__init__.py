@@ -158,7 +158,10 @@ word between ("actually", "wait"), is a self-contradiction: two final answers, a
 Closing lines that give several results, one "name = value" each, below a concluding line that announces them
 ("Therefore, the components are:\na_x = 9.0\na_y = 5.0"), are several answers. A number bounded after it ("60 or
 more") is a bound, and the only number of a response is no answer where it stands between the same two words in the
-question ("divided into 2 equal groups"): the question's number, copied.
+question ("divided into 2 equal groups"): the question's number, copied. An opening answer that the last sentence
+("Therefore, the median is 3.") concludes otherwise is a self-contradiction too; an answer that lists three numbers
+or more ("the answer is 1, 2, 3, 4") is several answers; a number that is a term of an expression in words ("Total
+objects - 15") is none; a power of ten ("10^3") is its value.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

@@ -136,12 +136,15 @@ BOUND_BEFORE = re.compile(r"(?i)\b(?:than|least|most|exactly|of|over|under|above
 COMPARED_AFTER = re.compile(r"(?i)\s*(?:or|and)\s+(?:more|less|fewer|greater|higher|lower|above|below|over|under)\b")  # "60 or more"
 RANGE_AFTER = re.compile(r"(?i)\s*(?:-|–|to|or)\s*(?:\d|infinity|$)|\s*[-–]\W*$")
 EXPRESSION_AFTER = re.compile(r"^[^=]*?\s[-+×*/]\s*\(?\s*(?:[^=]*\d|[A-Za-z]\b)")  # "52 km/h + (negative of 78)", "1.33 × T"
+EXPRESSION_BEFORE = re.compile(r"[A-Za-z)]\s+[-+×*/]\s*$")  # "Total objects - 15": a term of an expression in words
 CONNECTIVE = re.compile(r"(?i)\b(?:therefore|thus|hence|consequently)\b,?|(?:^|,|\band)\s*\bso\b,?")
 # A result stated as a range ("The range is from 6 to 10", "it lies between 10 and 12"), not "between 2014 and 2015".
 RANGE_IN = re.compile(r"(?i)\b(?:is|are|was|were|be|lies|lie|ranges?|ranging)\s+(?:\w+\s+)?(?:from|between)\s+\W*\d[\d.,]*\S*"
                       r"\s+(?:to|and|-)\s+\W*\d")
 UNCLOSED_MATH = re.compile(r"\$[^$\n]*[^.!?)\s$]\s*$")  # "... is $0.0": cut inside a formula
 LATEX_MATH = re.compile(r"\$[^$]*\\[a-zA-Z]+[^$]*\$")  # a formula with a command: "$ \\frac{1}{2} $"
+NUMBER_RUN = re.compile(rf"\W*(?:{NUMBER.pattern})(?:\s*,\s+(?:{NUMBER.pattern})){{2,}}")  # three numbers or more, listed
+POWER_OF_TEN = re.compile(r"(?<![\d.^])10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")  # "10^3", "10^{-2}": a scale's value
 SIGN_WORDS = re.compile(r"(?i)\b(?:decrease|decline|drop|fall|reduction|loss|increase|rise|gain|growth)\s+of\s*$")
 SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|\\times|\*)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")
 
@@ -174,6 +177,8 @@ def _number_in(segment: str, rule: str) -> Extraction | None:
         return Extraction(repr(float(fraction.group(1)) / float(fraction.group(2))), "numeric", rule)  # "1/4", "\frac{1}{2}"
     if len({n.replace(",", "") for n in numbers}) > 1 and NUMBER_HEDGE.search(result):
         return abstain(rule, "hedge")
+    if NUMBER_RUN.match(result):  # "the answer is 1, 2, 3, 4, 5": every one of them
+        return abstain(rule, "several_answers")
     return Extraction(numbers[0].replace(",", ""), "numeric", rule)
 
 
@@ -286,8 +291,8 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset(), alone: 
         values = _given({m.group().replace(",", "") for m in said}, given)
         if not connective and (len(said) != 1 or parse_number(said[0].group()) in given):
             return None  # "The model has 2 groups of 4 dots, for a total of 8 dots.": which one answers?
-        if any(EXPRESSION_AFTER.match(after[m.start() :]) for m in said):
-            return None
+        if any(EXPRESSION_AFTER.match(after[m.start() :]) or EXPRESSION_BEFORE.search(after[: m.start()]) for m in said):
+            return None  # "1.33 × T", "Total objects - 15": an expression, not its value
         if any(SIGN_WORDS.search(after[: m.start()]) for m in NUMBER.finditer(after)) or any(
                 RANGE_AFTER.match(after, m.end()) for m in NUMBER.finditer(after)):
             return None
@@ -314,9 +319,18 @@ def extract_number(response: str, question: str | None = None) -> Extraction:
             and not YEAR.fullmatch(read.prediction.lstrip("+")):
         years = set(YEAR.findall(_conclusion(_first_answer(prepare(response)))))
         read = Extraction(years.pop(), "numeric", read.rule) if len(years) == 1 else abstain("number", "no_answer")
-    if read.found and (opening := _opening_answer(response)) is not None and parse_number(opening) != parse_number(read.prediction):
+    if read.found and (opening := _opening_answer(response)) is not None and (
+            parse_number(opening) != parse_number(read.prediction) or _concludes_otherwise(response, opening)):
         return abstain(read.rule, "self_contradiction")
     return read
+
+
+def _concludes_otherwise(response: str, opening: str) -> bool:
+    """Whether the last sentence concludes ("Therefore, ...", "So ...") one other number than the opening answer: "The
+    answer is 1.\n\n... Therefore, the median of the numbers is 3." (the opening answer is what is read there)."""
+    conclusion = _conclusion(_first_answer(prepare(response).replace("\u2212", "-")))
+    concluded = _answers(conclusion) if CONNECTIVE.match(conclusion.strip()) else None
+    return bool(concluded) and len(concluded) == 1 and parse_number(next(iter(concluded))) != parse_number(opening)
 
 
 BOLD_NUMBER = re.compile(r"\*\*\s*\$?([-+]?\d[\d,]*(?:\.\d+)?)\s*\*\*")
@@ -380,6 +394,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
     given = frozenset(v for n in NUMBER.findall(question or "") if (v := parse_number(n)) is not None)
     response = RATIO.sub(lambda m: m.group(1) + repr(float(m.group(2)) / float(m.group(3))) if float(m.group(3)) else m.group(0), response)
     response = SCIENTIFIC.sub(lambda m: repr(float(f"{m.group(1)}e{m.group(2).replace('−', '-')}")), response)
+    response = POWER_OF_TEN.sub(lambda m: repr(10.0 ** int(m.group(1).replace("−", "-"))), response)
     response = re.sub(r"([-\u2212])\s*\$(?=\s*\d)", r"\1", response)  # "-$2" is -2 once "$" is blanked
     response = re.sub(r"\\(?:cdot|times)\b", " × ", response)  # a product, which prepare would blank
     text = _first_answer(prepare(response).replace("\u2212", "-"))  # the typographic minus sign
@@ -432,6 +447,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
                       if not COMPARED_BEFORE.search(text[: m.start()]) and not COMPARED_AFTER.match(text, m.end())]
         if ({m.group().replace(",", "") for m in uncompared} == unbound and len(unbound) == 1  # "greater than 0.4% in 3 years"
                 and not EXPRESSION_AFTER.match(text[uncompared[-1].start() :])  # not "1.33 × T"
+                and not any(EXPRESSION_BEFORE.search(text[: m.start()]) for m in uncompared)  # not "Total objects - 15"
                 and not any(RANGE_AFTER.match(text, m.end()) for m in uncompared)):  # not "0 to infinity"
             if not _echoes_question(text, uncompared[-1], question):
                 return Extraction(unbound.pop(), "numeric", "only_number")

@@ -360,6 +360,22 @@ def test_closing_lines_that_give_several_announced_results_answer_no_one_number(
         assert read.reason == "several_answers"
 
 
+@pytest.mark.parametrize("response, number, reason", [
+    ("The smallest bar is at approximately \\(10^3\\).", "1000.0", None),  # a power of ten is its value
+    ("The answer is 10^{-2}.", "0.01", None),
+    ("The answer is 1.\n\nThe numbers in order are 1, 2, 3 and 5.\n\nTherefore, the median of the numbers is 3.", None,
+     "self_contradiction"),  # an opening answer, then a conclusion of another number
+    ("The answer is 3.\n\nThe numbers in order are 1, 2, 3 and 5.\n\nTherefore, the median of the numbers is 3.", "3", None),
+    ("Every week gains 5 kg, so the answer is 1, 2, 3, 4, 5, 6.", None, "several_answers"),  # a run of numbers
+    ("The answer is 1,200.", "1200", None),  # a thousands separator is no run
+    ("Simplifying, we have Total objects - 15.\n\nTherefore, the number of objects left is Total objects - 15.", None,
+     "no_answer"),  # an expression in words, not its value
+])
+def test_powers_of_ten_a_contradicted_opening_runs_and_worded_expressions(response, number, reason):
+    read = extract_number(response, "What is the value?")
+    assert (read.prediction, read.reason) == (number, reason)
+
+
 def test_open_answers_keep_their_answer_part():
     assert extract_answer_part("The reaction gives water.\nAnswer: water").prediction == "water"
     assert extract_answer_part("24").prediction == "24"
