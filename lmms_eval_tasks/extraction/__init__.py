@@ -161,7 +161,9 @@ more") is a bound, and the only number of a response is no answer where it stand
 question ("divided into 2 equal groups"): the question's number, copied. An opening answer that the last sentence
 ("Therefore, the median is 3.") concludes otherwise is a self-contradiction too; an answer that lists three numbers
 or more ("the answer is 1, 2, 3, 4") is several answers; a number that is a term of an expression in words ("Total
-objects - 15") is none; a power of ten ("10^3") is its value.
+objects - 15", "a/2") is none; a power of ten ("10^3") is its value. Numbers an answer copies from the question,
+words around them and all ("divided into 3 equal groups"), are not its answer; a one-sentence answer that repeats one
+of the question's numbers ("first reaches 2 at 1") gives its other one.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

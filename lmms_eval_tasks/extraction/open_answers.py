@@ -102,7 +102,7 @@ def _answer_statements(text: str) -> list[str]:
 FRACTION = re.compile(r"\(?\s*([-+]?\d+(?:\.\d+)?)\s*\)?\s*/\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?")
 NUMBER_HEDGE = re.compile(r"(?i)\b(?:or|between|either)\b|\d\s*(?:to|-|–)\s*\d")
 # "Final value: 36", "The final value is 4", "final integer value: 37": MathVista's hint asks for "the final value".
-FINAL_VALUE = re.compile(r"(?i)\bfinal\s+(?:\w+\s+)?(?:value|answer|result)\s*(?:is|:|=)\s*([^\n]+)")
+FINAL_VALUE = re.compile(r"(?i)\bfinal\s+(?:\w+\s+)?(?:value|answer|result)\s*(?:is|:|=|would\s+be|will\s+be)\s*([^\n]+)")
 # a line that opens with "Final" and gives its value after a colon: "Final number of objects left: 7"
 FINAL_LINE = re.compile(r"(?im)^[ \t*#]*final\s+(?:[\w'-]+\s+){0,6}?[\w'-]+\s*:\s*([^\n]+)")
 # A worked answer that goes on with new questions of its own (few-shot examples continued): only the first counts.
@@ -136,7 +136,7 @@ BOUND_BEFORE = re.compile(r"(?i)\b(?:than|least|most|exactly|of|over|under|above
 COMPARED_AFTER = re.compile(r"(?i)\s*(?:or|and)\s+(?:more|less|fewer|greater|higher|lower|above|below|over|under)\b")  # "60 or more"
 RANGE_AFTER = re.compile(r"(?i)\s*(?:-|–|to|or)\s*(?:\d|infinity|$)|\s*[-–]\W*$")
 EXPRESSION_AFTER = re.compile(r"^[^=]*?\s[-+×*/]\s*\(?\s*(?:[^=]*\d|[A-Za-z]\b)")  # "52 km/h + (negative of 78)", "1.33 × T"
-EXPRESSION_BEFORE = re.compile(r"[A-Za-z)]\s+[-+×*/]\s*$")  # "Total objects - 15": a term of an expression in words
+EXPRESSION_BEFORE = re.compile(r"(?:[A-Za-z)]\s+[-+×*/]|\b[A-Za-z]\s*[×*/])\s*$")  # "Total objects - 15", "a/2": a term of an expression
 CONNECTIVE = re.compile(r"(?i)\b(?:therefore|thus|hence|consequently)\b,?|(?:^|,|\band)\s*\bso\b,?")
 # A result stated as a range ("The range is from 6 to 10", "it lies between 10 and 12"), not "between 2014 and 2015".
 RANGE_IN = re.compile(r"(?i)\b(?:is|are|was|were|be|lies|lie|ranges?|ranging)\s+(?:\w+\s+)?(?:from|between)\s+\W*\d[\d.,]*\S*"
@@ -288,6 +288,9 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset(), alone: 
         return None  # "Calculating this will give the field at r=2.00 R_2.": the question's value, no result
     if not values and (connective or alone):  # "So Tim needs $85."; a one-sentence answer "Dan made $125,500 in sales."
         said = [m for m in NUMBER.finditer(after) if not COMPARED_BEFORE.search(after[: m.start()])]
+        own = [m for m in said if parse_number(m.group()) not in given]
+        if not connective and len(said) - len(own) == 1 and own:  # "The function value first reaches 2 at 1." (2 is the
+            said = own  # question's); not "The model has 2 groups of 4 dots, for a total of 8 dots." (2 and 4 are)
         values = _given({m.group().replace(",", "") for m in said}, given)
         if not connective and (len(said) != 1 or parse_number(said[0].group()) in given):
             return None  # "The model has 2 groups of 4 dots, for a total of 8 dots.": which one answers?
@@ -383,6 +386,15 @@ def _echoes_question(text: str, number: re.Match, question: str | None) -> bool:
     return re.search(copied, question) is not None
 
 
+def _without_echoes(segment: str, question: str | None) -> str:
+    """An answer segment without the numbers it copies from the question, words around them and all ("Here is the
+    answer:\n\nThe model has 9 dots divided into 3 equal groups. There are 3 dots in each group." answers 3)."""
+    copied = [m for m in NUMBER.finditer(segment) if _echoes_question(segment, m, question)]
+    for m in reversed(copied):
+        segment = segment[: m.start()] + "___" + segment[m.end() :]
+    return segment
+
+
 def _read_number(response: str, question: str | None = None) -> Extraction:
     """A number: from the last 'Answer:' line or \\boxed{}, else the whole response if it is one number (units
     allowed), else a last line that is only a number, a closing calculation, a "final value" or 'answer is/='
@@ -427,14 +439,14 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
         return found
     statements = _answer_statements(text)
     if statements and not WORDED_EXPRESSION.search(statements[-1]) and (
-            found := _number_in(statements[-1], "answer_statement")) is not None:
+            found := _number_in(_without_echoes(statements[-1], question), "answer_statement")) is not None:
         return found
     conclusion = _conclusion(text)
     if NO_VALUE.search(conclusion):
         return abstain("number", "no_answer")  # "Therefore, the limit does not exist as x approaches -1."
     if _closing_results(text) > 1:
         return abstain("number", "several_answers")  # "... the components are:\n\na_x = 9.0 cm/s^2\na_y = 5.0 cm/s^2"
-    if (found := _stated_number(conclusion, given, alone=conclusion.strip() == text.strip())) is not None:
+    if (found := _stated_number(_without_echoes(conclusion, question), given, alone=conclusion.strip() == text.strip())) is not None:
         return found
     numbers = {n.replace(",", "") for n in NUMBER.findall(text)}
     refuses = declines(text)

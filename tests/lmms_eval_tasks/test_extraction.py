@@ -376,6 +376,21 @@ def test_powers_of_ten_a_contradicted_opening_runs_and_worded_expressions(respon
     assert (read.prediction, read.reason) == (number, reason)
 
 
+@pytest.mark.parametrize("response, question, number", [
+    # an answer that copies the question's numbers, words around them and all, answers with its own
+    ("Sure! Here is the answer:\n\nThe model has 9 dots divided into 3 equal groups. There are 4 dots in each group.",
+     "The model has 9 dots divided into 3 equal groups. There are (_) dots in each group.", "4"),
+    # a one-sentence answer that repeats one of the question's numbers gives the other
+    ("The function value first reaches 2 at 1.", "When does the function value first reach 2?", "1"),
+    ("In the 1990s, Canada had 1 more Nobel Prize winner than Italy.", "In the 1990s, how many more did Canada have?", "1"),
+    ("The model has 2 groups of 4 dots, for a total of 8 dots.", "The model has 4 dots divided into 2 equal groups.", None),
+    ("The mat costs $12 more than the towel. The final value would be 12.", "How much more does the mat cost?", "12"),
+    ("Therefore, the y coordinate of the center of mass is a/2.", "What is the y coordinate?", None),  # a term, no value
+])
+def test_the_questions_own_numbers_and_terms_of_a_formula_are_not_the_answer(response, question, number):
+    assert extract_number(response, question).prediction == number
+
+
 def test_open_answers_keep_their_answer_part():
     assert extract_answer_part("The reaction gives water.\nAnswer: water").prediction == "water"
     assert extract_answer_part("24").prediction == "24"

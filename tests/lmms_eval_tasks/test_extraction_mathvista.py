@@ -98,7 +98,7 @@ def test_the_authors_extraction_names_a_letter_or_a_choice_text(extraction, lett
 @needs_data
 def test_the_numeric_dev_figures_are_those_recorded(numeric_dev):
     totals = mathvista.measures(numeric_dev)
-    assert (totals["right"], totals["given"], totals["committed"]) == (157, 157, 163)
+    assert (totals["right"], totals["given"], totals["committed"]) == (158, 158, 163)
     assert (totals["gpt4_right"], totals["gpt4_given"]) == (156, 178)
     assert totals["precision"] >= 0.995 and totals["coverage"] >= 0.95  # issue 31's targets
 
@@ -151,6 +151,8 @@ def recorded_figures(name: str) -> tuple[tuple[int, int, int, int], tuple[int, i
     #   extraction 241/262).
     # - the thirteenth free-form sample (73e13d8, scored with fdbe85a): 251/259 = 96.91%, coverage 251/260 = 96.54% (the GPT
     #   extraction 252/275).
+    # - the fourteenth free-form sample (e45f430, scored with bbfc942): 256/261 = 98.08%, coverage 256/273 = 93.77% (the
+    #   GPT extraction 269/279).
     ("numeric_heldout_1", ((153, 153, 164, 0), (157, 173))),
     ("mc_heldout_1", ((120, 120, 134, 8), (130, 143))),
     ("numeric_heldout2", ((260, 262, 279, 0), (269, 286))),
@@ -165,13 +167,14 @@ def recorded_figures(name: str) -> tuple[tuple[int, int, int, int], tuple[int, i
     ("mc_heldout6", ((144, 146, 167, 13), (160, 172))),
     ("numeric_heldout7", ((159, 162, 170, 0), (163, 181))),
     ("mc_heldout7", ((152, 152, 169, 6), (165, 181))),
-    ("numeric_heldout8", ((150, 154, 168, 0), (164, 174))),
+    ("numeric_heldout8", ((150, 153, 168, 0), (164, 174))),
     ("mc_heldout8", ((152, 152, 163, 11), (155, 178))),
-    ("numeric_heldout9", ((167, 170, 178, 0), (174, 188))),
-    ("numeric_heldout10", ((166, 166, 174, 0), (171, 178))),
-    ("numeric_heldout11", ((165, 165, 170, 0), (169, 179))),
+    ("numeric_heldout9", ((168, 171, 178, 0), (174, 188))),
+    ("numeric_heldout10", ((167, 167, 174, 0), (171, 178))),
+    ("numeric_heldout11", ((166, 166, 170, 0), (169, 179))),
     ("numeric_heldout12", ((242, 242, 250, 0), (241, 262))),
     ("numeric_heldout13", ((252, 256, 260, 0), (252, 275))),
+    ("numeric_heldout14", ((260, 263, 273, 0), (269, 279))),
 ])
 def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
     assert recorded_figures(name) == figures
@@ -197,16 +200,6 @@ def test_the_tenth_multiple_choice_held_out_figures_are_those_recorded():
     # coverage 153/168 = 91.07% (target 95%: missed), 9 withheld; the GPT extraction saved with the runs 162/180
     # (coverage 96.43%)
     assert recorded_figures("mc_heldout10") == ((153, 154, 168, 9), (162, 180))
-
-
-@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
-@needs_data
-def test_the_fourteenth_free_form_held_out_figures_are_those_recorded():
-    # numeric_heldout14 (--kind mathvista_free_form --per-file 21 --seed 20261373 --chunks 3 --vlmevalkit), read blind by
-    # two readers who give the same value (or none) on 377 of 378 (1 settled by a third), committed (e45f430) before the
-    # number rules were frozen (bbfc942), scored once: 256/261 = 98.08% (target 99.5%: missed), coverage 256/273 = 93.77%
-    # (target 95%: missed); the GPT extraction saved with the runs 269/279 (coverage 98.53%)
-    assert recorded_figures("numeric_heldout14") == ((256, 261, 273, 0), (269, 279))
 
 
 @pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
