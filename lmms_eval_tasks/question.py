@@ -10,7 +10,7 @@ import string
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageFile
 
 LETTERS = string.ascii_uppercase
 
@@ -58,7 +58,10 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".ti
 
 
 def _decoded(source: Any, where: str) -> Image.Image:
-    # Image.open reads only the header: convert() decodes, where a damaged file fails.
+    # Image.open reads only the header: convert() decodes, where a damaged file fails. lmms-eval's task module turns
+    # Pillow's LOAD_TRUNCATED_IMAGES on when imported, which would decode a cut-off file padded with grey, silently:
+    # it is off while we decode.
+    truncated_allowed, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
     try:
         with Image.open(source) as image:
             return image.convert("RGB")
@@ -70,6 +73,8 @@ def _decoded(source: Any, where: str) -> Image.Image:
         raise DocError(f"{where}: not a readable image (not a format Pillow reads, or empty)") from None
     except (OSError, ValueError, SyntaxError) as error:  # UnidentifiedImageError is an OSError
         raise DocError(f"{where}: not a readable image ({error})") from None
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = truncated_allowed
 
 
 def load_image(value: Any, where: str) -> Image.Image:
