@@ -137,7 +137,7 @@ Yes/no, numbers and open answers (`extract_yes_no`, `extract_number`, `extract_a
 answer line or statement, else the plain answer; refusals, hedges ("yes and no", "3 or 4") and null
 answers abstain, and a lone option letter answering an open question is out_of_range. A list of numbers
 (`extract_list`) is the answer part's last bracketed list, or the part when it is only numbers; numbers in prose state
-none. Given the question, the numbers it
+none, nor does a list given as an example ("For example, if ...") or beside a refusal. Given the question, the numbers it
 gives are not taken for a conclusion's answer where it states several ("Linda will spend $6.80 to buy 0.9 pounds"); a
 ratio stated as one is its value ("the ratio ... is 3:2" is 1.5); a conclusion that no number answers ("the limit does
 not exist") and an answer in words of arithmetic ("the total minus 10 minus 5") give none. A number is read, in this

@@ -6,7 +6,14 @@ import re
 
 from .admission import Extraction, abstain
 from .locate import _settle
-from .normalise import BOX_CLOSE, BOX_OPEN, SPECIAL_TOKENS, final_answer_segment, prepare, without_courtesy
+from .normalise import (
+    BOX_CLOSE,
+    BOX_OPEN,
+    SPECIAL_TOKENS,
+    final_answer_segment,
+    prepare,
+    without_courtesy,
+)
 from .readings import Commitment, Reading
 from .vocabulary import (
     ANSWER_HEADING,
@@ -460,9 +467,9 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
         if ({m.group().replace(",", "") for m in uncompared} == unbound and len(unbound) == 1  # "greater than 0.4% in 3 years"
                 and not EXPRESSION_AFTER.match(text[uncompared[-1].start() :])  # not "1.33 × T"
                 and not any(EXPRESSION_BEFORE.search(text[: m.start()]) for m in uncompared)  # not "Total objects - 15"
-                and not any(RANGE_AFTER.match(text, m.end()) for m in uncompared)):  # not "0 to infinity"
-            if not _echoes_question(text, uncompared[-1], question):
-                return Extraction(unbound.pop(), "numeric", "only_number")
+                and not any(RANGE_AFTER.match(text, m.end()) for m in uncompared)  # not "0 to infinity"
+                and not _echoes_question(text, uncompared[-1], question)):  # not "divided into 2 equal groups" copied
+            return Extraction(unbound.pop(), "numeric", "only_number")
     if numbers and not refuses:
         return abstain("number", "hedge" if NUMBER_HEDGE.search(text) and len(numbers) == 2 else "no_answer")
     return abstain("number", "refusal" if refuses else "no_answer")
@@ -497,6 +504,14 @@ BRACKETED_NUMBERS = re.compile(rf"\[\s*(?:{NUMBER.pattern})(?:\s*,\s*(?:{NUMBER.
 ONLY_NUMBERS = re.compile(rf"[^\w+\-.]*(?:{NUMBER.pattern})(?:\s*[%°]?\s*(?:,|;|and|&)\s*(?:{NUMBER.pattern}))*\s*[%°]?[\s.!]*")
 
 
+def _sentence_of(text: str, part: str) -> str:
+    """The sentence of a text that holds the last occurrence of `part`."""
+    at = text.rfind(part)
+    start = max(text.rfind(stop, 0, at) for stop in (". ", "\n", "! ", "? ")) + 1
+    ends = [e for stop in (". ", "\n") if (e := text.find(stop, at + len(part))) >= 0]
+    return text[start : min(ends) if ends else len(text)]
+
+
 def extract_list(response: str) -> Extraction:
     """For answers that are a list of numbers: in the answer part (`extract_answer_part`), its last bracketed list ("The
     final list is [1, 2, 3, 4]."), else the part if it is only numbers ("2014, 2016"). A part that writes numbers in
@@ -507,6 +522,8 @@ def extract_list(response: str) -> Extraction:
         return part
     segment = part.prediction
     if listed := BRACKETED_NUMBERS.findall(segment):
+        if listed[-1] != segment.strip(" .") and (declines(segment) or HYPOTHETICAL.search(_sentence_of(segment, listed[-1]))):
+            return abstain("bracketed_list", "refusal" if declines(segment) else "no_answer")  # "For example, if ..."
         return Extraction(listed[-1], "exact", part.rule if listed[-1] == segment.strip(" .") else "bracketed_list")
     if ONLY_NUMBERS.fullmatch(segment):
         return part

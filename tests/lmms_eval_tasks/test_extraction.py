@@ -272,6 +272,16 @@ def test_a_letter_answering_an_open_question_is_out_of_range(response):
     assert (extraction.prediction, extraction.reason) == (None, "out_of_range")
 
 
+@pytest.mark.parametrize("response, reason", [
+    ("I can't see the figure. For example, if your code was [2, 3, 0, 1], the normalized code would be [0, 1, 2, 3].",
+     "refusal"),
+    ("The code depends on the contour.\n\nFor example, the normalized code would be [0, 1, 2, 3].", "no_answer"),
+])
+def test_a_bracketed_list_given_as_an_example_or_beside_a_refusal_is_no_answer(response, reason):
+    read = extract_list(response)
+    assert (read.prediction, read.reason) == (None, reason)
+
+
 def test_a_list_answer_is_its_bracketed_list_or_a_part_that_is_only_numbers():
     response = "The answer is a list of 8 directions, normalised. The final list is [1, 2, 3, 4, 5, 6, 7, 8]."
     assert (extract_list(response).prediction, extract_list(response).rule) == ("[1, 2, 3, 4, 5, 6, 7, 8]", "bracketed_list")
