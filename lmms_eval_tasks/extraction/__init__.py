@@ -163,7 +163,8 @@ question ("divided into 2 equal groups"): the question's number, copied. An open
 or more ("the answer is 1, 2, 3, 4") is several answers; a number that is a term of an expression in words ("Total
 objects - 15", "a/2") is none; a power of ten ("10^3") is its value. Numbers an answer copies from the question,
 words around them and all ("divided into 3 equal groups"), are not its answer; a one-sentence answer that repeats one
-of the question's numbers ("first reaches 2 at 1") gives its other one.
+of the question's numbers ("first reaches 2 at 1") gives its other one. Two numbers where one is asked ("the missing
+item is 485, 3.") are no answer, and a conclusion read from a loop that repeats one line and is cut off is truncated.
 
 The package reads in stages, one module each: `normalise` (the text a reader looks at), `locate` (where the response
 commits, and the conclusion when it does not), `options` (letters and option texts, what a phrase says), `guards`

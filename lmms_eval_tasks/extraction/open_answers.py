@@ -151,6 +151,8 @@ RANGE_IN = re.compile(r"(?i)\b(?:is|are|was|were|be|lies|lie|ranges?|ranging)\s+
 UNCLOSED_MATH = re.compile(r"\$[^$\n]*[^.!?)\s$]\s*$")  # "... is $0.0": cut inside a formula
 LATEX_MATH = re.compile(r"\$[^$]*\\[a-zA-Z]+[^$]*\$")  # a formula with a command: "$ \\frac{1}{2} $"
 NUMBER_RUN = re.compile(rf"\W*(?:{NUMBER.pattern})(?:\s*,\s+(?:{NUMBER.pattern})){{2,}}")  # three numbers or more, listed
+NUMBER_PAIR = re.compile(rf"\W*(?:{NUMBER.pattern})\s*,\s+(?:{NUMBER.pattern})\W*")  # two numbers and nothing else
+PAIRED_AFTER = re.compile(rf"\s*,\s+(?:{NUMBER.pattern})\W*")  # ", 3." closing the sentence: a second number beside it
 POWER_OF_TEN = re.compile(r"(?<![\d.^])10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")  # "10^3", "10^{-2}": a scale's value
 SIGN_WORDS = re.compile(r"(?i)\b(?:decrease|decline|drop|fall|reduction|loss|increase|rise|gain|growth)\s+of\s*$")
 SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|\\times|\*)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")
@@ -184,7 +186,7 @@ def _number_in(segment: str, rule: str) -> Extraction | None:
         return Extraction(repr(float(fraction.group(1)) / float(fraction.group(2))), "numeric", rule)  # "1/4", "\frac{1}{2}"
     if len({n.replace(",", "") for n in numbers}) > 1 and NUMBER_HEDGE.search(result):
         return abstain(rule, "hedge")
-    if NUMBER_RUN.match(result):  # "the answer is 1, 2, 3, 4, 5": every one of them
+    if NUMBER_RUN.match(result) or NUMBER_PAIR.fullmatch(result.strip()):  # "the answer is 1, 2, 3, 4", "485, 3.": all of them
         return abstain(rule, "several_answers")
     return Extraction(numbers[0].replace(",", ""), "numeric", rule)
 
@@ -194,6 +196,13 @@ def _cut_in_formula(response: str) -> bool:
     price ("Answer: $120") is no formula."""
     text = SPECIAL_TOKENS.sub("", response).rstrip()
     return text.count("$") % 2 == 1 and bool(LATEX_MATH.search(text)) and bool(UNCLOSED_MATH.search(text))
+
+
+def _cut_in_a_loop(text: str) -> bool:
+    """The response repeats one line, three times or more, and stops inside the next repetition: a generation stuck in
+    a loop, cut off."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    return len(lines) >= 4 and len(set(lines[-4:-1])) == 1 and lines[-1] != lines[-2] and lines[-2].startswith(lines[-1])
 
 
 def _first_answer(text: str) -> str:
@@ -227,8 +236,8 @@ def _answers(sentence: str) -> set[str] | None:
             continue
         clause_end = CLAUSE_END.search(sentence, m.end())
         segment = sentence[m.start("number") : clause_end.start() if clause_end else len(sentence)]
-        if "=" not in segment and RANGE_AFTER.match(sentence, m.end("number")):
-            return None
+        if "=" not in segment and (RANGE_AFTER.match(sentence, m.end("number")) or PAIRED_AFTER.fullmatch(sentence, m.end("number"))):
+            return None  # "from 6 to 10", "the missing item is 485, 3.": no one number
         if "=" not in segment and EXPRESSION_AFTER.match(segment):
             continue
         found = _number_in(segment, "conclusion")
@@ -325,6 +334,8 @@ def extract_number(response: str, question: str | None = None) -> Extraction:
     read = _read_number(response, question)
     if read.found and sum(c.isdigit() for c in read.prediction) > RUNAWAY_DIGITS:
         return abstain(read.rule, "truncated")
+    if read.found and read.rule in PROSE_RULES and _cut_in_a_loop(prepare(response)):
+        return abstain("unfinished", "truncated")  # a conclusion read from the loop itself, not an answer stated before it
     if read.found and read.rule in PROSE_RULES and YEAR_ASKED.search(question or "") \
             and not YEAR.fullmatch(read.prediction.lstrip("+")):
         years = set(YEAR.findall(_conclusion(_first_answer(prepare(response)))))

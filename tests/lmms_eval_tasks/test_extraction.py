@@ -327,8 +327,8 @@ def test_an_answer_sentence_with_several_numbers_or_none_alone_gives_none(respon
     "The value of y is **4**.\n\nThe angles of a triangle add to 180, so y + 70 + 90 = 180.\n\nTherefore, y is **20**.",
     "The answer to the question is 2.\n\nThere are five red spheres and one green cube. Once the cube is taken away, the number of objects left is 5.",
     "Sure. The number of tiles is **9**.\n\nEach row holds 4 tiles and there are 3 rows.\nSo the count is 12.",
-    "The gap between two major ticks is **5**.\n\nThe major ticks are at 10 and 15.\n\nThe minor ticks are every 2.5 units, "
-    "so the gap between minor ticks is 2.5.",
+    ("The gap between two major ticks is **5**.\n\nThe major ticks are at 10 and 15.\n\nThe minor ticks are every 2.5 units, "
+     "so the gap between minor ticks is 2.5."),
 ])
 def test_an_opening_answer_the_working_then_contradicts_is_no_answer(response):
     # the labelling guide: two different final answers with no correction between them are a self-contradiction
@@ -399,6 +399,18 @@ def test_powers_of_ten_a_contradicted_opening_runs_and_worded_expressions(respon
 ])
 def test_the_questions_own_numbers_and_terms_of_a_formula_are_not_the_answer(response, question, number):
     assert extract_number(response, question).prediction == number
+
+
+@pytest.mark.parametrize("response, number, reason", [
+    ("The model has 3 dots per group.\n\nTherefore, the final answer would be: 9, 3", None, "several_answers"),
+    ("First number: 335 + 150 = 485\nSecond number: 5 - 2 = 3\n\nTherefore, the missing item is 485, 3.", None, "no_answer"),
+    ("Therefore, the missing item is 485, which ends the first row.", "485", None),  # one number and words
+    ("E = 2 x 4 = 8\nThen:\nE = 8 x 1.5\nE = 8 x 1.5\nE = 8 x 1.5\nE = 8 x", None, "truncated"),  # a loop, cut off
+    ("The answer is 0.\n\nThe bars are red.\nThe bars are red.\nThe bars are red.\nThe bars", "0", None),  # said before it
+])
+def test_a_pair_of_numbers_or_a_loop_cut_off_answers_no_one_number(response, number, reason):
+    read = extract_number(response, "What is the value?")
+    assert (read.prediction, read.reason) == (number, reason)
 
 
 def test_open_answers_keep_their_answer_part():
