@@ -154,6 +154,10 @@ NUMBER_RUN = re.compile(rf"\W*(?:{NUMBER.pattern})(?:\s*,\s+(?:{NUMBER.pattern})
 NUMBER_PAIR = re.compile(rf"\W*(?:{NUMBER.pattern})\s*,\s+(?:{NUMBER.pattern})\W*")  # two numbers and nothing else
 PAIRED_AFTER = re.compile(rf"\s*,\s+(?:{NUMBER.pattern})\W*")  # ", 3." closing the sentence: a second number beside it
 POWER_OF_TEN = re.compile(r"(?<![\d.^])10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")  # "10^3", "10^{-2}": a scale's value
+BOLD_NUMBER = re.compile(r"\*\*\s*\$?([-+]?\d[\d,]*(?:\.\d+)?)\s*\*\*")  # "**14**": markdown's emphasis on an answer
+# a line that announces closing results ("Therefore, the components are:"), and one such result ("a_x = 9.0 cm/s^2")
+CONCLUDING_HEADER = re.compile(r"(?i)\b(?:therefore|thus|hence|so|final|answers?|results?)\b")
+RESULT_LINE = re.compile(rf"[ \t*-]*([A-Za-z][\w ()'^-]{{0,30}}?)[ \t]*[=:][ \t]*(?:≈[ \t]*)?\$?({NUMBER.pattern})[^\n=]{{0,15}}")
 SIGN_WORDS = re.compile(r"(?i)\b(?:decrease|decline|drop|fall|reduction|loss|increase|rise|gain|growth)\s+of\s*$")
 SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s*(?:x|×|\\times|\*)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")
 
@@ -354,9 +358,6 @@ def _concludes_otherwise(response: str, opening: str) -> bool:
     return bool(concluded) and len(concluded) == 1 and parse_number(next(iter(concluded))) != parse_number(opening)
 
 
-BOLD_NUMBER = re.compile(r"\*\*\s*\$?([-+]?\d[\d,]*(?:\.\d+)?)\s*\*\*")
-
-
 def _opening_answer(response: str) -> str | None:
     """The number the response's first line, with more lines below it, states as its answer ("The answer to the
     question is 0.", "The value of x is **1**.", "I understand. The missing item in the image is **14**."), where no
@@ -376,13 +377,10 @@ def _opening_answer(response: str) -> str | None:
     return None
 
 
-CONCLUDING_HEADER = re.compile(r"(?i)\b(?:therefore|thus|hence|so|final|answers?|results?)\b")
-RESULT_LINE = re.compile(rf"[ \t*-]*([A-Za-z][\w ()'^-]{{0,30}}?)[ \t]*[=:][ \t]*(?:≈[ \t]*)?\$?({NUMBER.pattern})[^\n=]{{0,15}}")
-
-
 def _closing_results(text: str) -> int:
     """How many different values the lines that close the response give, one "name = value" each, below a line that
-    concludes by announcing them (a "therefore", "final", "answer" or "result" line ending with ":"): "Therefore, the components are:\n\na_x = 9.0 cm/s^2\na_y = 5.0 cm/s^2" gives two."""
+    concludes by announcing them (a "therefore", "final", "answer" or "result" line ending with ":"): "Therefore, the
+    components are:\n\na_x = 9.0 cm/s^2\na_y = 5.0 cm/s^2" gives two."""
     lines = [line for line in text.split("\n") if line.strip()]
     results = []
     while lines and (m := RESULT_LINE.fullmatch(lines[-1])):
