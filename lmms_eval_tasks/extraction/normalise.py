@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -76,6 +77,7 @@ def without_courtesy(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=128)  # the readers of one response (letters, numbers, guards) each prepare it
 def prepare(response: str) -> str:
     """The response without reasoning blocks and drawing code ("[asy] ... [/asy]"), without a continuation of new questions (`without_continuation`) and
     without closing courtesies (`without_courtesy`),

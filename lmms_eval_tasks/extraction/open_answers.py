@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .admission import Extraction, abstain
@@ -154,6 +155,8 @@ NUMBER_RUN = re.compile(rf"\W*(?:{NUMBER.pattern})(?:\s*,\s+(?:{NUMBER.pattern})
 NUMBER_PAIR = re.compile(rf"\W*(?:{NUMBER.pattern})\s*,\s+(?:{NUMBER.pattern})\W*")  # two numbers and nothing else
 PAIRED_AFTER = re.compile(rf"\s*,\s+(?:{NUMBER.pattern})\W*")  # ", 3." closing the sentence: a second number beside it
 POWER_OF_TEN = re.compile(r"(?<![\d.^])10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")  # "10^3", "10^{-2}": a scale's value
+WORD_BEFORE = re.compile(r"(\w+)\W+$")  # with endpos: the word before a position
+WORD_AFTER = re.compile(r"\W+(\w+)")  # at a position: the word after it
 BOLD_NUMBER = re.compile(r"\*\*\s*\$?([-+]?\d[\d,]*(?:\.\d+)?)\s*\*\*")  # "**14**": markdown's emphasis on an answer
 # a line that announces closing results ("Therefore, the components are:"), and one such result ("a_x = 9.0 cm/s^2")
 CONCLUDING_HEADER = re.compile(r"(?i)\b(?:therefore|thus|hence|so|final|answers?|results?)\b")
@@ -336,39 +339,42 @@ def extract_number(response: str, question: str | None = None) -> Extraction:
     year, a number read from prose that is no year is the value of the year the response names: its last sentence's
     one year is the answer ("In 2012, the share ... was 88%." is 2012), and without one year there none is read."""
     read = _read_number(response, question)
-    if read.found and sum(c.isdigit() for c in read.prediction) > RUNAWAY_DIGITS:
+    if not read.found:
+        return read
+    if sum(c.isdigit() for c in read.prediction) > RUNAWAY_DIGITS:
         return abstain(read.rule, "truncated")
-    if read.found and read.rule in PROSE_RULES and _cut_in_a_loop(prepare(response)):
+    prepared = prepare(response)
+    if read.rule in PROSE_RULES and _cut_in_a_loop(prepared):
         return abstain("unfinished", "truncated")  # a conclusion read from the loop itself, not an answer stated before it
-    if read.found and read.rule in PROSE_RULES and YEAR_ASKED.search(question or "") \
-            and not YEAR.fullmatch(read.prediction.lstrip("+")):
-        years = set(YEAR.findall(_conclusion(_first_answer(prepare(response)))))
+    if read.rule in PROSE_RULES and YEAR_ASKED.search(question or "") and not YEAR.fullmatch(read.prediction.lstrip("+")):
+        years = set(YEAR.findall(_conclusion(_first_answer(prepared))))
         read = Extraction(years.pop(), "numeric", read.rule) if len(years) == 1 else abstain("number", "no_answer")
-    if read.found and (opening := _opening_answer(response)) is not None and (
-            parse_number(opening) != parse_number(read.prediction) or _concludes_otherwise(response, opening)):
+    answered = _first_answer(prepared.replace("\u2212", "-"))
+    if read.found and (opening := _opening_answer(answered, response)) is not None and (
+            parse_number(opening) != parse_number(read.prediction) or _concludes_otherwise(answered, opening)):
         return abstain(read.rule, "self_contradiction")
     return read
 
 
-def _concludes_otherwise(response: str, opening: str) -> bool:
-    """Whether the last sentence concludes ("Therefore, ...", "So ...") one other number than the opening answer: "The
-    answer is 1.\n\n... Therefore, the median of the numbers is 3." (the opening answer is what is read there)."""
-    conclusion = _conclusion(_first_answer(prepare(response).replace("\u2212", "-")))
+def _concludes_otherwise(text: str, opening: str) -> bool:
+    """Whether the last sentence of a prepared text concludes ("Therefore, ...", "So ...") one other number than the
+    opening answer: "The answer is 1.\n\n... Therefore, the median of the numbers is 3." (the opening answer is what is
+    read there)."""
+    conclusion = _conclusion(text)
     concluded = _answers(conclusion) if CONNECTIVE.match(conclusion.strip()) else None
     return bool(concluded) and len(concluded) == 1 and parse_number(next(iter(concluded))) != parse_number(opening)
 
 
-def _opening_answer(response: str) -> str | None:
-    """The number the response's first line, with more lines below it, states as its answer ("The answer to the
-    question is 0.", "The value of x is **1**.", "I understand. The missing item in the image is **14**."), where no
-    revision word ("actually", "wait", ...) takes it back: what the working below must conclude. A first line that
-    states another number too is no such answer."""
-    text = _first_answer(prepare(response).replace("\u2212", "-"))
-    if "\n" not in text or REVISION.search(text):
+def _opening_answer(text: str, response: str) -> str | None:
+    """The number the first line of a prepared text, with more lines below it, states as its answer ("The answer to
+    the question is 0.", "The value of x is **1**.", "I understand. The missing item in the image is **14**." -- the
+    bold read in the raw response), where no revision word ("actually", "wait", ...) takes it back: what the working
+    below must conclude. A first line that states another number too is no such answer."""
+    if "\n" not in text:
         return None
     first = text.split("\n", 1)[0]
     stated = [m for m in STATED_NUMBER.finditer(first) if not m.group("verb").startswith("=")]
-    if len(stated) != 1 or (values := _answers(first)) is None or len(values) != 1:
+    if len(stated) != 1 or (values := _answers(first)) is None or len(values) != 1 or REVISION.search(text):
         return None
     value = values.pop()
     bold = BOLD_NUMBER.search(response.lstrip().split("\n", 1)[0])
@@ -394,12 +400,22 @@ def _closing_results(text: str) -> int:
 def _echoes_question(text: str, number: re.Match, question: str | None) -> bool:
     """Whether a number stands between the same two words in the question: "The model has ___ dots divided into 2 equal
     groups." copies the question's "divided into 2 equal groups", so its 2 is the question's, not an answer."""
-    before = re.search(r"(\w+)\W*$", text[: number.start()])
-    after = re.match(r"\W*(\w+)", text[number.end() :])
-    if question is None or before is None or after is None:
+    if not question:
         return False
-    copied = rf"(?i)\b{re.escape(before.group(1))}\W+{re.escape(number.group())}\W+{re.escape(after.group(1))}\b"
-    return re.search(copied, question) is not None
+    before, after = WORD_BEFORE.search(text, 0, number.start()), WORD_AFTER.match(text, number.end())
+    return before is not None and after is not None and (
+        before.group(1).lower(), number.group(), after.group(1).lower()) in _numbers_in_context(question)
+
+
+@functools.lru_cache(maxsize=64)  # a question is asked of every response of a run's models in turn
+def _numbers_in_context(question: str) -> frozenset[tuple[str, str, str]]:
+    """Each number of the question with the word before and the word after it, lowercase: ("into", "2", "equal")."""
+    found = set()
+    for m in NUMBER.finditer(question):
+        before, after = WORD_BEFORE.search(question, 0, m.start()), WORD_AFTER.match(question, m.end())
+        if before is not None and after is not None:
+            found.add((before.group(1).lower(), m.group(), after.group(1).lower()))
+    return frozenset(found)
 
 
 def _without_echoes(segment: str, question: str | None) -> str:
