@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 from .admission import Extraction, abstain
 from .locate import _settle
@@ -205,6 +206,11 @@ def _cut_in_formula(response: str) -> bool:
     return text.count("$") % 2 == 1 and bool(LATEX_MATH.search(text)) and bool(UNCLOSED_MATH.search(text))
 
 
+def _term_of_expression(text: str, number: re.Match) -> bool:
+    """Whether a word and an operator stand right before the number ("Total objects - 15", "a/2")."""
+    return EXPRESSION_BEFORE.search(text, max(0, number.start() - 12), number.start()) is not None
+
+
 def _cut_in_a_loop(text: str) -> bool:
     """The response repeats one line, three times or more, and stops inside the next repetition: a generation stuck in
     a loop, cut off."""
@@ -212,6 +218,7 @@ def _cut_in_a_loop(text: str) -> bool:
     return len(lines) >= 4 and len(set(lines[-4:-1])) == 1 and lines[-1] != lines[-2] and lines[-2].startswith(lines[-1])
 
 
+@functools.lru_cache(maxsize=128)  # the number reader and its checks each ask for it
 def _first_answer(text: str) -> str:
     """The text before a continuation with new questions of its own ("...is 85.\n\nQuestion: How many ...") and
     before closing courtesies ("I hope this helps. Let me know if ...")."""
@@ -317,7 +324,7 @@ def _stated_number(sentence: str, given: frozenset[float] = frozenset(), alone: 
         values = _given({m.group().replace(",", "") for m in said}, given)
         if not connective and (len(said) != 1 or parse_number(said[0].group()) in given):
             return None  # "The model has 2 groups of 4 dots, for a total of 8 dots.": which one answers?
-        if any(EXPRESSION_AFTER.match(after[m.start() :]) or EXPRESSION_BEFORE.search(after[: m.start()]) for m in said):
+        if any(EXPRESSION_AFTER.match(after[m.start() :]) or _term_of_expression(after, m) for m in said):
             return None  # "1.33 × T", "Total objects - 15": an expression, not its value
         if any(SIGN_WORDS.search(after[: m.start()]) for m in NUMBER.finditer(after)) or any(
                 RANGE_AFTER.match(after, m.end()) for m in NUMBER.finditer(after)):
@@ -400,22 +407,27 @@ def _closing_results(text: str) -> int:
 def _echoes_question(text: str, number: re.Match, question: str | None) -> bool:
     """Whether a number stands between the same two words in the question: "The model has ___ dots divided into 2 equal
     groups." copies the question's "divided into 2 equal groups", so its 2 is the question's, not an answer."""
-    if not question:
+    if not question or number.group() not in (in_context := _numbers_in_context(question)).numbers:
         return False
     before, after = WORD_BEFORE.search(text, 0, number.start()), WORD_AFTER.match(text, number.end())
     return before is not None and after is not None and (
-        before.group(1).lower(), number.group(), after.group(1).lower()) in _numbers_in_context(question)
+        before.group(1).lower(), number.group(), after.group(1).lower()) in in_context.triples
 
 
-@functools.lru_cache(maxsize=64)  # a question is asked of every response of a run's models in turn
-def _numbers_in_context(question: str) -> frozenset[tuple[str, str, str]]:
-    """Each number of the question with the word before and the word after it, lowercase: ("into", "2", "equal")."""
-    found = set()
+class _InContext(NamedTuple):
+    numbers: frozenset[str]  # the question's numbers as written
+    triples: frozenset[tuple[str, str, str]]  # each with the word before and the word after it, lowercase
+
+
+@functools.lru_cache(maxsize=1024)  # a question is asked of every model's response in turn
+def _numbers_in_context(question: str) -> _InContext:
+    """The question's numbers, and each with its neighbouring words: ("into", "2", "equal")."""
+    triples = set()
     for m in NUMBER.finditer(question):
         before, after = WORD_BEFORE.search(question, 0, m.start()), WORD_AFTER.match(question, m.end())
         if before is not None and after is not None:
-            found.add((before.group(1).lower(), m.group(), after.group(1).lower()))
-    return frozenset(found)
+            triples.add((before.group(1).lower(), m.group(), after.group(1).lower()))
+    return _InContext(frozenset(NUMBER.findall(question)), frozenset(triples))
 
 
 def _without_echoes(segment: str, question: str | None) -> str:
@@ -491,7 +503,7 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
                       if not COMPARED_BEFORE.search(text[: m.start()]) and not COMPARED_AFTER.match(text, m.end())]
         if ({m.group().replace(",", "") for m in uncompared} == unbound and len(unbound) == 1  # "greater than 0.4% in 3 years"
                 and not EXPRESSION_AFTER.match(text[uncompared[-1].start() :])  # not "1.33 × T"
-                and not any(EXPRESSION_BEFORE.search(text[: m.start()]) for m in uncompared)  # not "Total objects - 15"
+                and not any(_term_of_expression(text, m) for m in uncompared)  # not "Total objects - 15"
                 and not any(RANGE_AFTER.match(text, m.end()) for m in uncompared)  # not "0 to infinity"
                 and not _echoes_question(text, uncompared[-1], question)):  # not "divided into 2 equal groups" copied
             return Extraction(unbound.pop(), "numeric", "only_number")
