@@ -214,7 +214,7 @@ def _term_of_expression(text: str, number: re.Match) -> bool:
 def _cut_in_a_loop(text: str) -> bool:
     """The response repeats one line, three times or more, and stops inside the next repetition: a generation stuck in
     a loop, cut off."""
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    lines = [line.strip() for line in text.rsplit("\n", 8) if line.strip()]  # the last four lines, blank ones between
     return len(lines) >= 4 and len(set(lines[-4:-1])) == 1 and lines[-1] != lines[-2] and lines[-2].startswith(lines[-1])
 
 
@@ -450,7 +450,8 @@ def _read_number(response: str, question: str | None = None) -> Extraction:
     given = frozenset(v for n in NUMBER.findall(question or "") if (v := parse_number(n)) is not None)
     response = RATIO.sub(lambda m: m.group(1) + repr(float(m.group(2)) / float(m.group(3))) if float(m.group(3)) else m.group(0), response)
     response = SCIENTIFIC.sub(lambda m: repr(float(f"{m.group(1)}e{m.group(2).replace('−', '-')}")), response)
-    response = POWER_OF_TEN.sub(lambda m: repr(10.0 ** int(m.group(1).replace("−", "-"))), response)
+    if "^" in response:
+        response = POWER_OF_TEN.sub(lambda m: repr(10.0 ** int(m.group(1).replace("−", "-"))), response)
     response = re.sub(r"([-\u2212])\s*\$(?=\s*\d)", r"\1", response)  # "-$2" is -2 once "$" is blanked
     response = re.sub(r"\\(?:cdot|times)\b", " × ", response)  # a product, which prepare would blank
     text = _first_answer(prepare(response).replace("\u2212", "-"))  # the typographic minus sign
