@@ -68,7 +68,8 @@ SAMPLES = {"numeric_dev_1": ("numeric_dev_1",), "mc_dev_1": ("mc_dev_1",), "nume
            "numeric_heldout14": tuple(f"numeric_heldout14_{k}" for k in range(1, 4)),
            "numeric_heldout15": tuple(f"numeric_heldout15_{k}" for k in range(1, 4)), "mc_heldout11": ("mc_heldout11_1",),
            "numeric_heldout16": tuple(f"numeric_heldout16_{k}" for k in range(1, 4)),
-           "numeric_heldout17": tuple(f"numeric_heldout17_{k}" for k in range(1, 4))}
+           "numeric_heldout17": tuple(f"numeric_heldout17_{k}" for k in range(1, 4)),
+           "numeric_heldout18": tuple(f"numeric_heldout18_{k}" for k in range(1, 4))}
 # the held-out samples of earlier rounds, each scored once with frozen rules (48e77bf, 6166c3f, af1e20b, 34333cd,
 # 72af378, de283da, 2de4f3c, 51e8158, abc63b6, f7a2654, fdbe85a, bbfc942, 1c547a6, 00ba507), are fitted to since
 FITTED = ("numeric_dev_1", "mc_dev_1", "numeric_heldout_1", "mc_heldout_1", "numeric_heldout2", "mc_heldout2",
@@ -78,7 +79,7 @@ FITTED = ("numeric_dev_1", "mc_dev_1", "numeric_heldout_1", "mc_heldout_1", "num
           "numeric_heldout14", "numeric_heldout15", "numeric_heldout16")
 # mc_heldout9, mc_heldout10 and mc_heldout11 are held-out samples of the multiple-choice rules, unchanged since 51e8158
 # (fitted, mc_heldout9 would put answer_statement below the admission bar: docs/extraction_precision.md)
-HELD_OUT = ("mc_heldout9", "mc_heldout10", "mc_heldout11", "numeric_heldout17")
+HELD_OUT = ("mc_heldout9", "mc_heldout10", "mc_heldout11", "numeric_heldout17", "numeric_heldout18")
 FIELDS = ("key", "expected", "reason", "note")
 NUMERIC_TYPES = ("integer", "float", "list")
 
