@@ -60,8 +60,9 @@ def _spaceless(text: str) -> str:
     return re.sub(r"\s+", "", text).rstrip(".!").lower()
 
 
-def _contains(words: list[str], run: list[str]) -> bool:
-    return any(words[i : i + len(run)] == run for i in range(len(words) - len(run) + 1))
+def _contains(items: list, run: list) -> bool:
+    """Whether a list holds a run of items in order: words of an option's text, values of an option's list."""
+    return any(items[i : i + len(run)] == run for i in range(len(items) - len(run) + 1))
 
 
 def _word_bag(text: str) -> tuple[str, ...]:
@@ -229,7 +230,7 @@ class Guards:
         in the image")."""
         target = self.option_words.get(letter)
         said = [word for word, _, _ in self.words]
-        if target and any(said[i : i + len(target)] == target for i in range(len(said) - len(target) + 1)):
+        if target and _contains(said, target):
             return True
         own = self.option_labels.get(letter, set())
         for token in self.tokens(0, len(self.text)):
@@ -525,8 +526,7 @@ class Guards:
         if any(len(v) < 2 or None in v for v in values.values()):
             return None
         def listed(option: str, until: int) -> bool:
-            stated, wanted = [parse_number(n) for n in NUMBER.findall(self.text, start, until)], values[option]
-            return any(stated[i : i + len(wanted)] == wanted for i in range(len(stated) - len(wanted) + 1))
+            return _contains([parse_number(n) for n in NUMBER.findall(self.text, start, until)], values[option])
 
         others = [option for option in values if option != letter and listed(option, end)]
         return others[0] if len(others) == 1 and not listed(letter, len(self.text)) else None

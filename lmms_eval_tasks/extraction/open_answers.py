@@ -152,9 +152,10 @@ RANGE_IN = re.compile(r"(?i)\b(?:is|are|was|were|be|lies|lie|ranges?|ranging)\s+
                       r"\s+(?:to|and|-)\s+\W*\d")
 UNCLOSED_MATH = re.compile(r"\$[^$\n]*[^.!?)\s$]\s*$")  # "... is $0.0": cut inside a formula
 LATEX_MATH = re.compile(r"\$[^$]*\\[a-zA-Z]+[^$]*\$")  # a formula with a command: "$ \\frac{1}{2} $"
-NUMBER_RUN = re.compile(rf"\W*(?:{NUMBER.pattern})(?:\s*,\s+(?:{NUMBER.pattern})){{2,}}")  # three numbers or more, listed
-NUMBER_PAIR = re.compile(rf"\W*(?:{NUMBER.pattern})\s*,\s+(?:{NUMBER.pattern})\W*")  # two numbers and nothing else
-PAIRED_AFTER = re.compile(rf"\s*,\s+(?:{NUMBER.pattern})\W*")  # ", 3." closing the sentence: a second number beside it
+_NEXT_NUMBER = rf"\s*,\s+(?:{NUMBER.pattern})"  # ", 3": another number listed after one
+NUMBER_RUN = re.compile(rf"\W*(?:{NUMBER.pattern})(?:{_NEXT_NUMBER}){{2,}}")  # three numbers or more, listed
+NUMBER_PAIR = re.compile(rf"\W*(?:{NUMBER.pattern}){_NEXT_NUMBER}\W*")  # two numbers and nothing else
+PAIRED_AFTER = re.compile(rf"{_NEXT_NUMBER}\W*")  # ", 3." closing the sentence: a second number beside it
 POWER_OF_TEN = re.compile(r"(?<![\d.^])10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?")  # "10^3", "10^{-2}": a scale's value
 WORD_BEFORE = re.compile(r"(\w+)\W+$")  # with endpos: the word before a position
 WORD_AFTER = re.compile(r"\W+(\w+)")  # at a position: the word after it
@@ -225,6 +226,11 @@ def _first_answer(text: str) -> str:
     cut = CONTINUATION.search(text)
     text = text[: cut.start()].rstrip() if cut else text
     return without_courtesy(text)
+
+
+def _sentence_with(text: str, part: str) -> str:
+    """The last sentence of a text that holds `part`."""
+    return next((s for s in reversed(SENTENCE_SPLIT.split(text)) if part in s), text)
 
 
 def _conclusion(text: str) -> str:
@@ -542,14 +548,6 @@ BRACKETED_NUMBERS = re.compile(rf"\[\s*(?:{NUMBER.pattern})(?:\s*,\s*(?:{NUMBER.
 ONLY_NUMBERS = re.compile(rf"[^\w+\-.]*(?:{NUMBER.pattern})(?:\s*[%°]?\s*(?:,|;|and|&)\s*(?:{NUMBER.pattern}))*\s*[%°]?[\s.!]*")
 
 
-def _sentence_of(text: str, part: str) -> str:
-    """The sentence of a text that holds the last occurrence of `part`."""
-    at = text.rfind(part)
-    start = max(text.rfind(stop, 0, at) for stop in (". ", "\n", "! ", "? ")) + 1
-    ends = [e for stop in (". ", "\n") if (e := text.find(stop, at + len(part))) >= 0]
-    return text[start : min(ends) if ends else len(text)]
-
-
 def extract_list(response: str) -> Extraction:
     """For answers that are a list of numbers: in the answer part (`extract_answer_part`), its last bracketed list ("The
     final list is [1, 2, 3, 4]."), else the part if it is only numbers ("2014, 2016"). A part that writes numbers in
@@ -560,7 +558,7 @@ def extract_list(response: str) -> Extraction:
         return part
     segment = part.prediction
     if listed := BRACKETED_NUMBERS.findall(segment):
-        if listed[-1] != segment.strip(" .") and (declines(segment) or HYPOTHETICAL.search(_sentence_of(segment, listed[-1]))):
+        if listed[-1] != segment.strip(" .") and (declines(segment) or HYPOTHETICAL.search(_sentence_with(segment, listed[-1]))):
             return abstain("bracketed_list", "refusal" if declines(segment) else "no_answer")  # "For example, if ..."
         return Extraction(listed[-1], "exact", part.rule if listed[-1] == segment.strip(" .") else "bracketed_list")
     if ONLY_NUMBERS.fullmatch(segment):

@@ -188,54 +188,30 @@ def test_the_fitted_held_out_figures_are_those_recorded(name, figures):
 
 @pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
 @needs_data
-def test_the_ninth_multiple_choice_held_out_figures_are_those_recorded():
-    # mc_heldout9 (--kind short_mathvista_mc --per-file 12 --seed 20261322 --vlmevalkit), read blind by two readers who
-    # give the same letter on all 216, committed (f14094f) before the rules were frozen (51e8158), scored once: 144/146 =
-    # 98.63% (target 99.5%: missed), coverage 144/156 = 92.31% (target 95%: missed), 10 withheld; the GPT extraction
-    # saved with the runs 154/175 (coverage 98.72%). The multiple-choice rules have not changed since, so it stays their
-    # held-out sample.
-    assert recorded_figures("mc_heldout9") == ((144, 146, 156, 10), (154, 175))
-
-
-@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
-@needs_data
-def test_the_tenth_multiple_choice_held_out_figures_are_those_recorded():
-    # mc_heldout10 (--kind short_mathvista_mc --per-file 12 --seed 20261352 --vlmevalkit), read blind by two readers who
-    # give the same letter on 215 of 216 (1 settled by a third), committed (9a9a695) before the rules were frozen
-    # (f7a2654; the multiple-choice rules those of 51e8158), scored once: 153/154 = 99.35% (target 99.5%: missed),
-    # coverage 153/168 = 91.07% (target 95%: missed), 9 withheld; the GPT extraction saved with the runs 162/180
-    # (coverage 96.43%)
-    assert recorded_figures("mc_heldout10") == ((153, 154, 168, 9), (162, 180))
-
-
-@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
-@needs_data
-def test_the_eleventh_multiple_choice_held_out_figures_are_those_recorded():
-    # mc_heldout11 (--kind short_mathvista_mc --per-file 12 --seed 20261382 --vlmevalkit), read blind by two readers who
-    # give the same letter on all 216, committed (54e8209) after the rules of bbfc942 (the multiple-choice rules those of
-    # 51e8158), scored once: 153/154 = 99.35% (target 99.5%: missed), coverage 153/162 = 94.44% (target 95%: missed), 6
-    # withheld; the GPT extraction saved with the runs 153/179 (coverage 94.44%)
-    assert recorded_figures("mc_heldout11") == ((153, 154, 162, 6), (153, 179))
-
-
-@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
-@needs_data
-def test_the_seventeenth_free_form_held_out_figures_are_those_recorded():
-    # numeric_heldout17 (--kind mathvista_free_form --per-file 21 --seed 20261403 --chunks 3 --vlmevalkit), read blind by
-    # two readers who give the same value (or none) on all 378, committed (b74024f) before the number rules were frozen
-    # (da3dadd), scored once: 245/249 = 98.39% (target 99.5%: missed), coverage 245/264 = 92.80% (target 95%: missed);
-    # the GPT extraction saved with the runs 257/278 (coverage 97.35%)
-    assert recorded_figures("numeric_heldout17") == ((245, 249, 264, 0), (257, 278))
-
-
-@pytest.mark.skipif(not long_prose.VLMEVALKIT_FOLDER.is_dir(), reason=f"no VLMEvalKit files at {long_prose.VLMEVALKIT_FOLDER}")
-@needs_data
-def test_the_eighteenth_free_form_held_out_figures_are_those_recorded():
-    # numeric_heldout18 (--kind mathvista_free_form --per-file 21 --seed 20261413 --chunks 3 --vlmevalkit), read blind by
-    # two readers who give the same value (or none) on all 378, committed (4d10648) after the final number rules
-    # (a44095c, unchanged since), scored once: 237/247 = 95.95% (target 99.5%: missed), coverage 237/243 = 97.53%
-    # (target 95%: met); the GPT extraction saved with the runs 233/254 (coverage 95.88%)
-    assert recorded_figures("numeric_heldout18") == ((237, 247, 243, 0), (233, 254))
+@pytest.mark.parametrize("name, figures", [
+    # The held-out samples of the current rules, each read blind by two readers, committed before the rules it was
+    # scored with were frozen (or, for mc_heldout11 and numeric_heldout18, after rules unchanged since), and scored once.
+    # (right, read, committed, withheld), then the GPT extraction saved with the runs (right, read); targets 99.5% and
+    # 95%. The multiple-choice rules are those of 51e8158 throughout (fitted, mc_heldout9 would put answer_statement below
+    # the admission bar).
+    # - mc_heldout9 (--kind short_mathvista_mc --per-file 12 --seed 20261322 --vlmevalkit; readers the same on all 216;
+    #   f14094f, rules 51e8158): 144/146 = 98.63%, coverage 144/156 = 92.31%, 10 withheld; GPT coverage 98.72%
+    ("mc_heldout9", ((144, 146, 156, 10), (154, 175))),
+    # - mc_heldout10 (--seed 20261352; the same on 215 of 216, 1 settled by a third; 9a9a695, rules f7a2654): 153/154 =
+    #   99.35%, coverage 153/168 = 91.07%, 9 withheld; GPT coverage 96.43%
+    ("mc_heldout10", ((153, 154, 168, 9), (162, 180))),
+    # - mc_heldout11 (--seed 20261382; the same on all 216; 54e8209, after the rules of bbfc942): 153/154 = 99.35%,
+    #   coverage 153/162 = 94.44%, 6 withheld; GPT coverage 94.44%
+    ("mc_heldout11", ((153, 154, 162, 6), (153, 179))),
+    # - numeric_heldout17 (--kind mathvista_free_form --per-file 21 --seed 20261403 --chunks 3 --vlmevalkit; the same
+    #   on all 378; b74024f, rules da3dadd): 245/249 = 98.39%, coverage 245/264 = 92.80%; GPT coverage 97.35%
+    ("numeric_heldout17", ((245, 249, 264, 0), (257, 278))),
+    # - numeric_heldout18 (--seed 20261413; the same on all 378; 4d10648, after the final rules a44095c): 237/247 =
+    #   95.95%, coverage 237/243 = 97.53%; GPT coverage 95.88%
+    ("numeric_heldout18", ((237, 247, 243, 0), (233, 254))),
+])
+def test_the_held_out_figures_of_the_current_rules_are_those_recorded(name, figures):
+    assert recorded_figures(name) == figures
 
 
 def test_two_readers_of_the_numeric_held_out_agree():
